@@ -1,0 +1,61 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Layering (C stays at the edges):
+//   CFastCGI CTurboJPEG CPNG CWebP CMagic CKilnShims   system libraries + fixed-arity C shims
+//   KilnCore        request model, spec parser, PixelBuffer, seams (protocols), errors; no C
+//   KilnCodecs      decoders, encoders, type sniffing: the only core target that sees C pointers
+//   KilnProcessing  resampler and processors over PixelBuffer; no C
+//   Kiln            the pipeline (load, sniff, decode, process, encode) and its default stages
+//   KilnServer      FastCGI responder, master/worker processes, HTTP mapping, configuration
+//   kiln            the command line
+let unsafeFast: [SwiftSetting] = [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]
+
+let package = Package(
+    name: "Kiln",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "kiln", targets: ["kiln"]),
+        .library(name: "Kiln", targets: ["Kiln"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    ],
+    targets: [
+        .systemLibrary(name: "CFastCGI", pkgConfig: "fcgi", providers: [.apt(["libfcgi-dev"])]),
+        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
+        .systemLibrary(name: "CMagic", pkgConfig: "libmagic", providers: [.apt(["libmagic-dev"])]),
+        .target(name: "CKilnShims", dependencies: ["CPNG"]),
+
+        .target(name: "KilnCore", dependencies: [
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        .target(name: "KilnCodecs", dependencies: [
+            "KilnCore", "CTurboJPEG", "CPNG", "CWebP", "CMagic", "CKilnShims",
+        ], swiftSettings: unsafeFast),
+        .target(name: "KilnProcessing", dependencies: ["KilnCore"], swiftSettings: unsafeFast),
+        .target(name: "Kiln", dependencies: [
+            "KilnCore", "KilnCodecs", "KilnProcessing",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .target(name: "KilnServer", dependencies: [
+            "Kiln", "CFastCGI", "CKilnShims",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "kiln", dependencies: [
+            "Kiln", "KilnServer",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        .testTarget(name: "KilnCoreTests", dependencies: ["KilnCore"]),
+        .testTarget(name: "KilnCodecsTests", dependencies: ["KilnCodecs"]),
+        .testTarget(name: "KilnProcessingTests", dependencies: ["KilnProcessing"]),
+        .testTarget(name: "KilnTests", dependencies: ["Kiln"]),
+        .testTarget(name: "KilnServerTests", dependencies: ["KilnServer"]),
+    ]
+)

@@ -1,0 +1,23 @@
+import Crypto
+
+/// SHA-256 helpers: cache keys and ETags are digests of explicit strings and bytes, never `hashValue`.
+public enum Digest {
+    public static func sha256Hex(_ bytes: some Sequence<UInt8>) -> String {
+        hex(SHA256.hash(data: Array(bytes)))
+    }
+
+    public static func sha256Hex(_ text: String) -> String {
+        sha256Hex(Array(text.utf8))
+    }
+
+    static func hex(_ digest: some Sequence<UInt8>) -> String {
+        let table = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(64)
+        for b in digest {
+            out.append(table[Int(b >> 4)])
+            out.append(table[Int(b & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,36 @@
+/// A parsed HTTP `Accept` header, enough to ask whether a media type is allowed.
+public struct AcceptHeader: Sendable {
+    struct Entry { var type: String; var q: Double }
+    let entries: [Entry]
+
+    public init(_ header: String) {
+        entries = header.split(separator: ",").compactMap { part in
+            let fields = part.split(separator: ";").map { $0.trimmingSpaces() }
+            guard let type = fields.first?.lowercased(), !type.isEmpty else { return nil }
+            var q = 1.0
+            for param in fields.dropFirst() where param.hasPrefix("q=") {
+                q = Double(param.dropFirst(2)) ?? 1.0
+            }
+            return Entry(type: type, q: q)
+        }
+    }
+
+    /// True when `mediaType` is accepted with q > 0 by an exact entry or `image/*`
+    /// (`*/*` is not taken as a yes: browsers that send only `*/*` may not decode WebP).
+    public func allows(_ mediaType: String) -> Bool {
+        let type = mediaType.lowercased()
+        if let exact = entries.first(where: { $0.type == type }) { return exact.q > 0 }
+        let family = type.split(separator: "/").first.map { "\($0)/*" } ?? ""
+        if let wildcard = entries.first(where: { $0.type == family }) { return wildcard.q > 0 }
+        return false
+    }
+}
+
+extension Substring {
+    func trimmingSpaces() -> String {
+        var s = self[...]
+        while s.first == " " || s.first == "\t" { s = s.dropFirst() }
+        while s.last == " " || s.last == "\t" { s = s.dropLast() }
+        return String(s)
+    }
+}

@@ -1,0 +1,33 @@
+/// A request parsed once from the URL path: the operations in order, the output options and the
+/// source path. Its `canonical` string is the identity of the variant (the cache key's base).
+public struct ImageRequest: Sendable, Hashable {
+    /// The source path relative to the configured root, without a leading slash.
+    public var sourcePath: String
+    public var operations: [Operation]
+    public var output: OutputOptions
+
+    public init(sourcePath: String, operations: [Operation] = [], output: OutputOptions = OutputOptions()) {
+        self.sourcePath = sourcePath
+        self.operations = operations
+        self.output = output
+    }
+
+    /// One spelling for every way of writing the same request: aliases expanded, defaults made
+    /// explicit, options in a fixed order, `-` before the source path.
+    /// `w:300/f:webp/a.jpg` and `resize:300:0:fit/format:webp/-/a.jpg` both give
+    /// `rs:300:0:fit/f:webp/-/a.jpg`.
+    public var canonical: String {
+        var parts = operations.map(\.canonical)
+        if let q = output.quality { parts.append("q:\(q)") }
+        if let f = output.format.canonical { parts.append("f:\(f)") }
+        parts.append("-")
+        parts.append(sourcePath)
+        return parts.joined(separator: "/")
+    }
+
+    /// The first resize, used by decoders to shrink on load.
+    public var leadingResize: ResizeOptions? {
+        if case .resize(let r)? = operations.first { return r }
+        return nil
+    }
+}

@@ -1,0 +1,99 @@
+/// What a decoder learns from the header alone, before any pixel is allocated.
+public struct ImageHeader: Sendable, Equatable {
+    public var format: ImageFormat
+    /// Stored size (before EXIF orientation).
+    public var width: Int
+    public var height: Int
+    /// Frames in an animation (1 for a still image).
+    public var frameCount: Int
+    /// EXIF orientation 1...8 (1 when absent or unknown).
+    public var orientation: Int
+    public var hasAlpha: Bool
+
+    public init(format: ImageFormat, width: Int, height: Int, frameCount: Int = 1, orientation: Int = 1, hasAlpha: Bool = false) {
+        self.format = format
+        self.width = width
+        self.height = height
+        self.frameCount = frameCount
+        self.orientation = orientation
+        self.hasAlpha = hasAlpha
+    }
+
+    public var size: PixelSize { PixelSize(width: width, height: height) }
+    /// The size as displayed: width and height swapped for orientations 5...8.
+    public var displayedSize: PixelSize { orientation >= 5 ? size.transposed : size }
+}
+
+/// Limits checked against the header before decoding.
+public struct DecodeLimits: Sendable, Equatable {
+    /// Largest stored image, in pixels (`limits.max_pixels`, default 50 MP, as imgproxy).
+    public var maxPixels: Int
+    /// Largest canvas × frames of an animation (`limits.max_animation_pixels`, default 50 MP).
+    public var maxAnimationPixels: Int
+
+    public init(maxPixels: Int = 50_000_000, maxAnimationPixels: Int = 50_000_000) {
+        self.maxPixels = maxPixels
+        self.maxAnimationPixels = maxAnimationPixels
+    }
+
+    /// Throws `DecodeError.overLimit` when the header asks for too much.
+    public func check(_ header: ImageHeader) throws(DecodeError) {
+        guard header.width > 0, header.height > 0 else {
+            throw .corrupt("image has no pixels (\(header.width)x\(header.height))")
+        }
+        if header.width.multipliedReportingOverflow(by: header.height).partialValue > maxPixels
+            || header.width > maxPixels || header.height > maxPixels {
+            throw .overLimit("\(header.width)x\(header.height) is over the limit of \(maxPixels) pixels")
+        }
+        if header.frameCount > 1 && header.width * header.height * header.frameCount > maxAnimationPixels {
+            throw .overLimit("animation of \(header.frameCount) frames of \(header.width)x\(header.height) is over the limit of \(maxAnimationPixels) pixels")
+        }
+    }
+}
+
+/// How a decoder may decode.
+public struct DecodeOptions: Sendable, Equatable {
+    /// Smallest stored size the pipeline needs. A decoder that can scale on load (JPEG DCT
+    /// scaling, WebP scaled decoding) picks the smallest scale that still covers it. nil: full size.
+    public var minimumSize: PixelSize?
+    public var limits: DecodeLimits
+
+    public init(minimumSize: PixelSize? = nil, limits: DecodeLimits = DecodeLimits()) {
+        self.minimumSize = minimumSize
+        self.limits = limits
+    }
+}
+
+/// A decoded image and what came with it.
+public struct DecodedImage: Sendable {
+    /// Pixels as stored (orientation not yet applied). Unpremultiplied.
+    public var buffer: PixelBuffer
+    /// The header's full size; differs from the buffer when the decoder scaled on load.
+    public var header: ImageHeader
+    /// Embedded ICC profile bytes, if any.
+    public var iccProfile: [UInt8]?
+
+    public init(buffer: PixelBuffer, header: ImageHeader, iccProfile: [UInt8]? = nil) {
+        self.buffer = buffer
+        self.header = header
+        self.iccProfile = iccProfile
+    }
+}
+
+/// Why a decoder refused an image.
+public enum DecodeError: Error, Equatable, Sendable {
+    /// The bytes are broken: truncated, bad markers, CRC errors, libjpeg warnings (strict policy).
+    case corrupt(String)
+    /// The header is over a configured limit (checked before allocating pixels).
+    case overLimit(String)
+    /// A valid file of a kind this decoder does not handle (12-bit JPEG, ...).
+    case unsupported(String)
+}
+
+/// Decodes one format. Implementations live in `KilnCodecs` (`JPEGDecoder`, `PNGDecoder`, `WebPDecoder`).
+public protocol ImageDecoding {
+    /// Reads the header only: size, frames, orientation. Must not allocate pixel buffers.
+    func readHeader(_ data: [UInt8]) throws(DecodeError) -> ImageHeader
+    /// Decodes, after checking `options.limits` against the header.
+    func decode(_ data: [UInt8], options: DecodeOptions) throws(DecodeError) -> DecodedImage
+}

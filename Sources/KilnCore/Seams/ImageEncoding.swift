@@ -1,0 +1,38 @@
+/// Encoder settings resolved from the URL and the configuration.
+public struct EncodeOptions: Sendable, Equatable {
+    public var format: ImageFormat
+    /// 1...100 (JPEG, lossy WebP).
+    public var quality: Int
+    /// Progressive JPEG / interlaced PNG.
+    public var progressive: Bool
+    /// Lossless WebP.
+    public var lossless: Bool
+    /// libwebp method 0 (fast) ... 6 (small).
+    public var webpMethod: Int
+    /// zlib level 0...9 for PNG.
+    public var pngCompressionLevel: Int
+    /// ICC profile to embed, if any.
+    public var iccProfile: [UInt8]?
+
+    public init(format: ImageFormat, quality: Int = 80, progressive: Bool = false, lossless: Bool = false,
+                webpMethod: Int = 2, pngCompressionLevel: Int = 6, iccProfile: [UInt8]? = nil) {
+        self.format = format
+        self.quality = quality
+        self.progressive = progressive
+        self.lossless = lossless
+        self.webpMethod = webpMethod
+        self.pngCompressionLevel = pngCompressionLevel
+        self.iccProfile = iccProfile
+    }
+}
+
+/// Why an encoder failed (a bug or resource problem, never the client's fault).
+public enum EncodeError: Error, Equatable, Sendable {
+    case failed(String)
+}
+
+/// Encodes one format. Implementations live in `KilnCodecs`. Input is unpremultiplied RGB or RGBA;
+/// an encoder without alpha (JPEG) expects the pipeline to have flattened the image.
+public protocol ImageEncoding {
+    func encode(_ image: PixelBuffer, options: EncodeOptions) throws(EncodeError) -> [UInt8]
+}

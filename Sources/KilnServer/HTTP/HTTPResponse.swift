@@ -1,0 +1,52 @@
+/// A response ready to be written: status, headers in order, body.
+public struct HTTPResponse: Sendable, Equatable {
+    public var status: Int
+    /// Header fields in the order they are written (`Content-Type` first by convention).
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public static func == (a: HTTPResponse, b: HTTPResponse) -> Bool {
+        a.status == b.status && a.body == b.body
+            && a.headers.map { "\($0.0): \($0.1)" } == b.headers.map { "\($0.0): \($0.1)" }
+    }
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+
+    /// The CGI-style head a FastCGI responder writes before the body:
+    /// `Status: 200 OK\r\nContent-Type: ...\r\n\r\n`.
+    public var cgiHead: String {
+        var s = "Status: \(status) \(HTTPResponse.reason(status))\r\n"
+        for (k, v) in headers { s += "\(k): \(v)\r\n" }
+        return s + "\r\n"
+    }
+
+    public static func reason(_ status: Int) -> String {
+        switch status {
+        case 200: "OK"
+        case 304: "Not Modified"
+        case 400: "Bad Request"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 413: "Content Too Large"
+        case 415: "Unsupported Media Type"
+        case 422: "Unprocessable Content"
+        case 500: "Internal Server Error"
+        case 503: "Service Unavailable"
+        default: "Status"
+        }
+    }
+}
+
+/// Turns one request into one response. Workers call it once per FastCGI request, synchronously.
+public protocol RequestHandling {
+    func handle(_ request: HTTPRequest) -> HTTPResponse
+}

@@ -25,11 +25,11 @@ enum PathDecoding {
     }
 
     /// Joins the remaining segments into a root-relative path, refusing anything that could escape.
-    static func sourcePath(from segments: ArraySlice<Substring>) throws(SpecError) -> String {
+    static func sourcePath(from segments: ArraySlice<Substring>, isDecoded: Bool) throws(SpecError) -> String {
         var parts: [String] = []
         for raw in segments {
             if raw.isEmpty { continue }
-            let s = try decodeSegment(raw)
+            let s = isDecoded ? String(raw) : try decodeSegment(raw)
             if s == ".." || s == "." { throw .forbiddenPath(reason: "'.' and '..' are not allowed in the source path") }
             if s.contains("/") || s.contains("\\") { throw .forbiddenPath(reason: "encoded slash in the source path") }
             if s.utf8.contains(0) { throw .forbiddenPath(reason: "NUL byte in the source path") }

@@ -12,10 +12,11 @@ public struct SpecParser: Sendable {
         self.maxDimension = maxDimension
     }
 
-    /// Parses the raw (still percent-encoded) path of a request; a query string is ignored.
-    public func parse(_ rawPath: String) throws(SpecError) -> ImageRequest {
+    /// Parses the path of a request; a query string is ignored. `isDecoded`: the path was already
+    /// percent-decoded (nginx's `DOCUMENT_URI`), so `%` is taken literally.
+    public func parse(_ rawPath: String, isDecoded: Bool = false) throws(SpecError) -> ImageRequest {
         var path = Substring(rawPath)
-        if let q = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<q] }
+        if !isDecoded, let q = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<q] }
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(path.hasPrefix("/") ? 1 : 0)
 
         var builder = Builder()
@@ -23,11 +24,11 @@ public struct SpecParser: Sendable {
         while index < segments.endIndex {
             let raw = segments[index]
             if raw == "-" { index += 1; break }
-            let segment = try PathDecoding.decodeSegment(raw)
+            let segment = isDecoded ? String(raw) : try PathDecoding.decodeSegment(raw)
             guard try parseOption(segment, into: &builder) else { break }
             index += 1
         }
-        let sourcePath = try PathDecoding.sourcePath(from: segments[index...])
+        let sourcePath = try PathDecoding.sourcePath(from: segments[index...], isDecoded: isDecoded)
         return builder.request(sourcePath: sourcePath)
     }
 

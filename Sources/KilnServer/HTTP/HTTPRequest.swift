@@ -8,12 +8,23 @@ public struct HTTPRequest: Sendable, Equatable {
     /// Header names in lower case (`accept`, `if-none-match`, `if-modified-since`, ...).
     public var headers: [String: String]
     public var remoteAddress: String
+    /// The path nginx resolved (FastCGI `DOCUMENT_URI`: percent-decoded, dot segments and
+    /// duplicate slashes resolved, rewrites applied), nil when not behind nginx.
+    public var documentURI: String?
 
-    public init(method: String, uri: String, headers: [String: String] = [:], remoteAddress: String = "") {
+    public init(method: String, uri: String, headers: [String: String] = [:], remoteAddress: String = "", documentURI: String? = nil) {
         self.method = method
         self.uri = uri
         self.headers = headers
         self.remoteAddress = remoteAddress
+        self.documentURI = documentURI
+    }
+
+    /// The path to parse and whether it is already percent-decoded: `DOCUMENT_URI` when nginx
+    /// gave it (so `rewrite ... last` rules such as `/thumb/WxH/...` work), else the raw URI.
+    public var specPath: (path: String, isDecoded: Bool) {
+        if let d = documentURI, !d.isEmpty { return (d, true) }
+        return (uri, false)
     }
 
     /// Builds a request from FastCGI params: `REQUEST_METHOD`, `REQUEST_URI`, `REMOTE_ADDR`, and
@@ -26,7 +37,8 @@ public struct HTTPRequest: Sendable, Equatable {
         self.init(method: params["REQUEST_METHOD"] ?? "GET",
                   uri: params["REQUEST_URI"] ?? params["DOCUMENT_URI"] ?? "/",
                   headers: headers,
-                  remoteAddress: params["REMOTE_ADDR"] ?? "")
+                  remoteAddress: params["REMOTE_ADDR"] ?? "",
+                  documentURI: params["DOCUMENT_URI"])
     }
 }
 

@@ -1,0 +1,49 @@
+import KilnCore
+
+/// `[output]`: encoder defaults when the URL does not say.
+public struct OutputConfiguration: Sendable, Equatable {
+    /// `jpeg_quality`: 1...100. Default 80.
+    public var jpegQuality = 80
+    /// `webp_quality`: 1...100. Default 80.
+    public var webpQuality = 80
+    /// `webp_method`: libwebp effort 0 (fast) ... 6 (small). Default 2: a third of method 4's
+    /// time for a few percent more bytes (see NOTES).
+    public var webpMethod = 2
+    /// `png_compression_level`: zlib level 0...9. Default 6.
+    public var pngCompressionLevel = 6
+    /// `background`: RGB hex that transparent pixels are flattened onto for JPEG. Default `ffffff`.
+    public var background: [UInt8] = [255, 255, 255]
+
+    public static let keys: Set<String> = [
+        "output.jpeg_quality", "output.webp_quality", "output.webp_method",
+        "output.png_compression_level", "output.background",
+    ]
+
+    public init() {}
+
+    public init(_ v: ConfigValues) throws(ConfigError) {
+        jpegQuality = try v.int("output.jpeg_quality", default: jpegQuality, in: 1...100)
+        webpQuality = try v.int("output.webp_quality", default: webpQuality, in: 1...100)
+        webpMethod = try v.int("output.webp_method", default: webpMethod, in: 0...6)
+        pngCompressionLevel = try v.int("output.png_compression_level", default: pngCompressionLevel, in: 0...9)
+        if let hex = v.string("output.background") {
+            guard let rgb = OutputConfiguration.parseHex(hex) else {
+                throw .invalid(key: "output.background", value: hex, expected: "an RGB hex colour such as ffffff", origin: v.origins["output.background"] ?? "")
+            }
+            background = rgb
+        }
+    }
+
+    /// `ff8800` or `#ff8800` to bytes.
+    public static func parseHex(_ text: String) -> [UInt8]? {
+        let hex = text.hasPrefix("#") ? String(text.dropFirst()) : text
+        guard hex.count == 6, let v = UInt32(hex, radix: 16) else { return nil }
+        return [UInt8(v >> 16 & 0xff), UInt8(v >> 8 & 0xff), UInt8(v & 0xff)]
+    }
+
+    /// Encoder options for a format and the URL's quality.
+    public func encodeOptions(format: ImageFormat, quality: Int?) -> EncodeOptions {
+        let q = quality ?? (format == .webp ? webpQuality : jpegQuality)
+        return EncodeOptions(format: format, quality: q, webpMethod: webpMethod, pngCompressionLevel: pngCompressionLevel)
+    }
+}

@@ -1,0 +1,23 @@
+import KilnCore
+
+/// The result of one render: encoded bytes and what the HTTP answer needs.
+public struct RenderedImage: Sendable {
+    public var data: [UInt8]
+    public var format: ImageFormat
+    /// The source version it was made from (for `Last-Modified` and cache keys).
+    public var sourceIdentity: SourceIdentity
+    /// Strong validator: SHA-256 of the bytes, quoted, truncated to 128 bits.
+    public var etag: String
+    /// Size of the output in pixels.
+    public var size: PixelSize
+    public var timeline: Timeline
+
+    public init(data: [UInt8], format: ImageFormat, sourceIdentity: SourceIdentity, size: PixelSize, timeline: Timeline) {
+        self.data = data
+        self.format = format
+        self.sourceIdentity = sourceIdentity
+        self.size = size
+        self.timeline = timeline
+        self.etag = "\"" + Digest.sha256Hex(data).prefix(32) + "\""
+    }
+}

@@ -5,8 +5,9 @@ import KilnCore
 /// Resamples a floating-point source rectangle into an output size: the kernel is widened by the
 /// scale factor when downscaling (so it antialiases), source pixels outside the image are clamped
 /// to the edge, and weights are normalised so a flat colour stays exactly flat. The horizontal
-/// pass runs first into a `Float` intermediate holding only the source rows the vertical pass
-/// reads; the vertical pass then rounds and clamps to bytes.
+/// pass (`HorizontalFilter`) runs first into a `Float` intermediate, a ring of the rows the
+/// current vertical window reads; the vertical pass (`VerticalFilter`) then rounds and clamps
+/// to bytes.
 ///
 /// RGBA that is not premultiplied is premultiplied (in floating point) before filtering and
 /// unpremultiplied after, so transparent pixels do not bleed their colour into the edges of
@@ -49,25 +50,46 @@ public struct Resampler: Sendable {
         let outWidth = horizontal.count
         let outHeight = vertical.count
         let alpha = Self.alphaHandling(for: image)
-        let rows = vertical.sourceRange
-        let interRowLength = outWidth * channels
+        let rowLength = outWidth * channels
+        let taps = vertical.taps
 
-        var intermediate = [Float](repeating: 0, count: rows.count * interRowLength)
-        image.pixels.withUnsafeBufferPointer { source in
-            intermediate.withUnsafeMutableBufferPointer { inter in
-                Self.horizontalPass(source: source, width: image.width, channels: channels,
-                                    rows: rows, table: horizontal,
-                                    premultiply: alpha == .premultiplyAround, into: inter)
-            }
-        }
+        let horizontalFilter = HorizontalFilter(table: horizontal, channels: channels,
+                                                premultiply: alpha == .premultiplyAround)
+        let verticalFilter = VerticalFilter(rowLength: rowLength, alpha: alpha)
+        // The intermediate is a ring of `taps` horizontally filtered rows: vertical windows only
+        // move down, so row r lives in slot r % taps until no later window needs it. Memory
+        // stays at taps × output width (no full-height intermediate, even for large upscales),
+        // and the window the vertical pass reads stays in cache.
+        let ring = UnsafeMutablePointer<Float>.allocate(capacity: max(taps * rowLength, 1))
+        defer { ring.deallocate() }
+        let window = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: taps)
+        defer { window.deallocate() }
 
-        var output = [UInt8](repeating: 0, count: outWidth * outHeight * channels)
-        intermediate.withUnsafeBufferPointer { inter in
-            output.withUnsafeMutableBufferPointer { out in
-                Self.verticalPass(intermediate: inter, firstRow: rows.lowerBound,
-                                  rowLength: interRowLength, channels: channels,
-                                  table: vertical, alpha: alpha, into: out)
+        let output = [UInt8](unsafeUninitializedCapacity: outHeight * rowLength) { out, count in
+            image.pixels.withUnsafeBufferPointer { sourceBuffer in
+                vertical.starts.withUnsafeBufferPointer { starts in
+                    vertical.weights.withUnsafeBufferPointer { weights in
+                        let source = sourceBuffer.baseAddress!
+                        let sourceRowBytes = image.rowBytes
+                        var next = 0                        // next source row to filter
+                        for y in 0..<outHeight {
+                            let start = starts[y]
+                            next = max(next, start)
+                            while next < start + taps {
+                                horizontalFilter.filter(source + next * sourceRowBytes,
+                                                        into: ring + (next % taps) * rowLength)
+                                next += 1
+                            }
+                            for t in 0..<taps {
+                                window[t] = UnsafePointer(ring + ((start + t) % taps) * rowLength)
+                            }
+                            verticalFilter.filter(window, weights: weights.baseAddress! + y * taps,
+                                                  taps: taps, into: out.baseAddress! + y * rowLength)
+                        }
+                    }
+                }
             }
+            count = out.count
         }
         return PixelBuffer(width: outWidth, height: outHeight, channels: channels,
                            isPremultiplied: image.isPremultiplied && image.hasAlpha, pixels: output)

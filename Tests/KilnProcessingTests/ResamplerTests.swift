@@ -60,6 +60,19 @@ import Testing
         }
     }
 
+    /// Antialiasing: one-pixel black and white stripes, far above the output's Nyquist limit,
+    /// must average to an even grey instead of aliasing into bands.
+    @Test(arguments: [4.0, 3.3, 2.5])
+    func fineStripesAverageToGrey(factor: Double) {
+        let source = TestImages.rgb(width: 400, height: 8) { x, _ in
+            x % 2 == 0 ? (0, 0, 0) : (255, 255, 255)
+        }
+        let width = Int((400 / factor).rounded())
+        let out = resampler.resample(source, plan: Self.plan(source, width, 2))
+        let reds = (3..<(width - 3)).map { Int(out.pixel(x: $0, y: 0)[0]) }
+        #expect(reds.allSatisfy { abs($0 - 128) <= 6 }, "\(reds.min()!)...\(reds.max()!)")
+    }
+
     /// A hard black-to-white step rings under Lanczos; the overshoot must clamp to 255 and the
     /// undershoot to 0, not wrap around.
     @Test(arguments: [(64, 8), (160, 8), (13, 8)])

@@ -38,27 +38,31 @@ public struct Flatten: ImageProcessing, Sendable, Hashable {
         let count = image.pixelCount
         let premultiplied = image.isPremultiplied
         let background = (UInt32(red), UInt32(green), UInt32(blue))
-        var out = [UInt8](repeating: 0, count: count * 3)
-        image.pixels.withUnsafeBufferPointer { srcBuffer in
-            out.withUnsafeMutableBufferPointer { dstBuffer in
+        let out = [UInt8](unsafeUninitializedCapacity: count * 3) { dstBuffer, initialised in
+            image.pixels.withUnsafeBufferPointer { srcBuffer in
+                guard count > 0 else { return }
                 let src = srcBuffer.baseAddress!
                 let dst = dstBuffer.baseAddress!
-                for i in 0..<count {
-                    let s = src + i * 4
-                    let d = dst + i * 3
-                    let a = UInt32(s[3])
-                    let inverse = 255 - a
-                    if premultiplied {
+                if premultiplied {
+                    // c + background * (255 - a) / 255
+                    for i in 0..<count {
+                        let s = src + i * 4, d = dst + i * 3
+                        let inverse = 255 - UInt32(s[3])
                         d[0] = UInt8(min(255, UInt32(s[0]) + UInt32(Alpha.mulDiv255(background.0, inverse))))
                         d[1] = UInt8(min(255, UInt32(s[1]) + UInt32(Alpha.mulDiv255(background.1, inverse))))
                         d[2] = UInt8(min(255, UInt32(s[2]) + UInt32(Alpha.mulDiv255(background.2, inverse))))
-                    } else {
+                    }
+                } else {
+                    for i in 0..<count {
+                        let s = src + i * 4, d = dst + i * 3
+                        let a = UInt32(s[3]), inverse = 255 - a
                         d[0] = Self.blend(UInt32(s[0]), background.0, a, inverse)
                         d[1] = Self.blend(UInt32(s[1]), background.1, a, inverse)
                         d[2] = Self.blend(UInt32(s[2]), background.2, a, inverse)
                     }
                 }
             }
+            initialised = count * 3
         }
         return PixelBuffer(width: image.width, height: image.height, channels: 3, pixels: out)
     }

@@ -58,16 +58,13 @@ public enum PixelTransform {
     static func remap(_ image: PixelBuffer, width: Int, height: Int,
                       base: Int, stepX: Int, stepY: Int) -> PixelBuffer {
         let channels = image.channels
-        var out = [UInt8](repeating: 0, count: width * height * channels)
-        guard width > 0, height > 0 else {
-            return PixelBuffer(width: width, height: height, channels: channels,
-                               isPremultiplied: image.isPremultiplied, pixels: out)
-        }
         // Row-preserving transforms read sequentially; axis-swapping ones read a column per
         // destination row, so walk those in square tiles.
         let tile = abs(stepX) == 1 ? max(width, height) : 64
-        image.pixels.withUnsafeBufferPointer { srcBuffer in
-            out.withUnsafeMutableBufferPointer { dstBuffer in
+        let out = [UInt8](unsafeUninitializedCapacity: width * height * channels) { dstBuffer, count in
+            count = dstBuffer.count
+            guard count > 0 else { return }
+            image.pixels.withUnsafeBufferPointer { srcBuffer in
                 let src = UnsafeRawPointer(srcBuffer.baseAddress!)
                 let dst = UnsafeMutableRawPointer(dstBuffer.baseAddress!)
                 for tileY in stride(from: 0, to: height, by: tile) {
@@ -75,25 +72,12 @@ public enum PixelTransform {
                     for tileX in stride(from: 0, to: width, by: tile) {
                         let xEnd = min(tileX + tile, width)
                         for y in tileY..<yEnd {
-                            var s = (base + tileX * stepX + y * stepY) * channels
-                            var d = (y * width + tileX) * channels
-                            let sStep = stepX * channels
+                            let s = (base + tileX * stepX + y * stepY) * channels
+                            let d = (y * width + tileX) * channels
                             if channels == 4 {
-                                for _ in tileX..<xEnd {
-                                    let v = src.loadUnaligned(fromByteOffset: s, as: UInt32.self)
-                                    dst.storeBytes(of: v, toByteOffset: d, as: UInt32.self)
-                                    s += sStep
-                                    d += 4
-                                }
+                                copyRun4(src + s, stepX * 4, dst + d, xEnd - tileX)
                             } else {
-                                for _ in tileX..<xEnd {
-                                    for c in 0..<channels {
-                                        dst.storeBytes(of: src.load(fromByteOffset: s + c, as: UInt8.self),
-                                                       toByteOffset: d + c, as: UInt8.self)
-                                    }
-                                    s += sStep
-                                    d += channels
-                                }
+                                copyRun3(src + s, stepX * 3, dst + d, xEnd - tileX)
                             }
                         }
                     }
@@ -102,5 +86,39 @@ public enum PixelTransform {
         }
         return PixelBuffer(width: width, height: height, channels: channels,
                            isPremultiplied: image.isPremultiplied, pixels: out)
+    }
+
+    /// Copies `count` 4-byte pixels, reading every `step` bytes, writing contiguously.
+    @inline(__always)
+    private static func copyRun4(_ src: UnsafeRawPointer, _ step: Int,
+                                 _ dst: UnsafeMutableRawPointer, _ count: Int) {
+        if step == 4 {
+            dst.copyMemory(from: src, byteCount: count * 4)
+            return
+        }
+        var s = 0
+        for i in 0..<count {
+            let v = src.loadUnaligned(fromByteOffset: s, as: UInt32.self)
+            dst.storeBytes(of: v, toByteOffset: i * 4, as: UInt32.self)
+            s += step
+        }
+    }
+
+    /// Copies `count` 3-byte pixels, reading every `step` bytes, writing contiguously.
+    @inline(__always)
+    private static func copyRun3(_ src: UnsafeRawPointer, _ step: Int,
+                                 _ dst: UnsafeMutableRawPointer, _ count: Int) {
+        if step == 3 {
+            dst.copyMemory(from: src, byteCount: count * 3)
+            return
+        }
+        var s = 0
+        for i in 0..<count {
+            let rg = src.loadUnaligned(fromByteOffset: s, as: UInt16.self)
+            let b = src.load(fromByteOffset: s + 2, as: UInt8.self)
+            dst.storeBytes(of: rg, toByteOffset: i * 3, as: UInt16.self)
+            dst.storeBytes(of: b, toByteOffset: i * 3 + 2, as: UInt8.self)
+            s += step
+        }
     }
 }

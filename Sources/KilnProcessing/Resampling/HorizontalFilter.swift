@@ -79,25 +79,31 @@ struct HorizontalFilter: ~Copyable {
     }
 
     /// Converts `columnCount` pixels of 3 or 4 bytes into `row`, premultiplying if asked.
+    ///
+    /// Reads four bytes per pixel as one vector and converts them in one go. For RGB the fourth
+    /// lane holds the next pixel's red, which nothing reads (only three lanes are stored); the
+    /// last pixel is read byte by byte so no read goes past the row.
     @inline(__always)
     private func widen(_ src: UnsafePointer<UInt8>) {
         let count = columnCount
+        let raw = UnsafeRawPointer(src)
         if channels == 3 {
-            for i in 0..<count {
-                let p = src + i * 3
-                row[i] = SIMD4(Float(p[0]), Float(p[1]), Float(p[2]), 0)
+            for i in 0..<(count - 1) {
+                row[i] = SIMD4<Float>(raw.loadUnaligned(fromByteOffset: i * 3, as: SIMD4<UInt8>.self))
             }
+            let p = src + (count - 1) * 3
+            row[count - 1] = SIMD4(Float(p[0]), Float(p[1]), Float(p[2]), 0)
         } else if premultiply {
+            let scale = SIMD4<Float>(1 / 255, 1 / 255, 1 / 255, 0)
+            let keepAlpha = SIMD4<Float>(0, 0, 0, 1)
             for i in 0..<count {
-                let p = src + i * 4
-                let a = Float(p[3])
-                let f = a * (1 / 255)
-                row[i] = SIMD4(Float(p[0]) * f, Float(p[1]) * f, Float(p[2]) * f, a)
+                let v = SIMD4<Float>(raw.loadUnaligned(fromByteOffset: i * 4, as: SIMD4<UInt8>.self))
+                // (r, g, b, a) * (a/255, a/255, a/255, 1)
+                row[i] = v * (SIMD4(repeating: v.w) * scale + keepAlpha)
             }
         } else {
             for i in 0..<count {
-                let p = src + i * 4
-                row[i] = SIMD4(Float(p[0]), Float(p[1]), Float(p[2]), Float(p[3]))
+                row[i] = SIMD4<Float>(raw.loadUnaligned(fromByteOffset: i * 4, as: SIMD4<UInt8>.self))
             }
         }
     }

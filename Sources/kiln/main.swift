@@ -1,1 +1,2 @@
-print("kiln")
+// The command line: parsing only; everything else lives in the libraries.
+KilnCommand.main()

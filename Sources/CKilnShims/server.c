@@ -1,0 +1,93 @@
+#define _GNU_SOURCE
+#include "kiln_server.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static volatile sig_atomic_t stop_flag = 0;
+static volatile sig_atomic_t stop_signal = 0;
+static int devnull_fd = -1;
+
+static void on_stop(int sig) {
+    int saved = errno;
+    stop_flag = 1;
+    if (stop_signal == 0) stop_signal = sig;
+    /* Async-signal-safe: replaces the listening socket on fd 0 so the next (or the restarted)
+     * accept(0) fails with ENOTSOCK. The connection of a request in flight is another fd. */
+    if (devnull_fd >= 0) dup2(devnull_fd, 0);
+    errno = saved;
+}
+
+int kiln_install_stop_handler(void) {
+    if (devnull_fd < 0) {
+        devnull_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (devnull_fd < 0) return -1;
+        /* Keep it away from 0..2 so dup2 never targets itself. */
+        if (devnull_fd < 3) {
+            int moved = fcntl(devnull_fd, F_DUPFD_CLOEXEC, 3);
+            close(devnull_fd);
+            devnull_fd = moved;
+            if (devnull_fd < 0) return -1;
+        }
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGQUIT);
+    if (sigaction(SIGTERM, &sa, 0) != 0) return -1;
+    if (sigaction(SIGINT, &sa, 0) != 0) return -1;
+    if (sigaction(SIGQUIT, &sa, 0) != 0) return -1;
+    sigset_t unblock;
+    sigemptyset(&unblock);
+    sigaddset(&unblock, SIGTERM);
+    sigaddset(&unblock, SIGINT);
+    sigaddset(&unblock, SIGQUIT);
+    return sigprocmask(SIG_UNBLOCK, &unblock, 0);
+}
+
+int kiln_stop_requested(void) { return stop_flag ? 1 : 0; }
+
+int kiln_stop_signal(void) { return stop_signal; }
+
+void kiln_request_stop(void) { stop_flag = 1; }
+
+int kiln_ignore_signal(int sig) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    return sigaction(sig, &sa, 0);
+}
+
+int kiln_default_signal(int sig) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    return sigaction(sig, &sa, 0);
+}
+
+int kiln_is_listening_socket(int fd) {
+    int accepting = 0;
+    socklen_t len = sizeof accepting;
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) != 0) return 0;
+    return accepting ? 1 : 0;
+}
+
+int kiln_wifexited(int status) { return WIFEXITED(status); }
+int kiln_wexitstatus(int status) { return WEXITSTATUS(status); }
+int kiln_wifsignaled(int status) { return WIFSIGNALED(status); }
+int kiln_wtermsig(int status) { return WTERMSIG(status); }
+int kiln_wcoredump(int status) { return WCOREDUMP(status); }
+
+char *const *kiln_environ(void) { return environ; }

@@ -1,0 +1,402 @@
+import CKilnShims
+import Glibc
+import Logging
+
+/// The supervising process: owns the listening socket, starts `workers` worker processes and keeps
+/// that many running.
+///
+/// Workers are started with `posix_spawn` of the executable (`/proc/self/exe`, never `fork`), the
+/// listening socket on fd 0, an empty signal mask and default signal actions. The master is
+/// single-threaded and handles signals synchronously (blocked, then `sigtimedwait` every 200 ms):
+///
+/// - SIGCHLD: reap; a worker of the current generation that exits is replaced at once. More than
+///   10 abnormal exits (signal or non-zero status) within 10 s is a crash loop: then at most one
+///   worker is started per second, and an error is logged.
+/// - SIGTERM, SIGINT, SIGQUIT: stop. `shutdown` the listening socket (wakes every idle worker),
+///   SIGTERM all workers, wait up to `shutdown_timeout` for requests in flight, SIGKILL the rest,
+///   remove the socket file and the pid file, return 0. A second stop signal kills at once.
+/// - SIGHUP: reload. Run the configuration loading again; if it fails, log and keep everything.
+///   Otherwise start a new generation of workers and SIGTERM the old one, which finishes its
+///   requests and exits (SIGKILL after `shutdown_timeout`). The listening socket is kept: changes of
+///   `listen`, `backlog` and the socket's mode and owner need a restart.
+public final class Master {
+    /// Re-runs the configuration loading (file, environment, flags) for SIGHUP.
+    public typealias Reload = () throws -> ServerConfiguration
+
+    struct WorkerProcess {
+        var pid: pid_t
+        var slot: Int
+        var generation: Int
+        var started: Double
+        /// Sent SIGTERM (reload or stop); killed when `deadline` passes.
+        var deadline: Double?
+        var killed = false
+    }
+
+    public private(set) var configuration: ServerConfiguration
+    let workerArguments: [String]
+    let executablePath: String
+    var logger: Logger
+    let reload: Reload
+
+    var socket: ListeningSocket?
+    var workers: [pid_t: WorkerProcess] = [:]
+    var generation = 1
+    /// Slots of the current generation waiting for a worker, with the earliest start time.
+    var pendingSlots: [Int: Double] = [:]
+    var crashTimes: [Double] = []
+    var inCrashLoop = false
+    var lastSpawn: Double = -.infinity
+    var stopDeadline: Double?
+    var writtenPidFile: String?
+
+    static let handledSignals: [Int32] = [SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT]
+    static let crashWindow = 10.0
+    static let crashLimit = 10
+
+    /// - Parameters:
+    ///   - workerArguments: the complete argv of a worker (`argv[0]`, `worker`, options).
+    ///   - executablePath: what to spawn; `/proc/self/exe` is this very binary even if the file was
+    ///     replaced on disk since.
+    public init(configuration: ServerConfiguration, workerArguments: [String],
+                executablePath: String = "/proc/self/exe", logger: Logger, reload: @escaping Reload) {
+        self.configuration = configuration
+        self.workerArguments = workerArguments
+        self.executablePath = executablePath
+        self.logger = logger
+        self.reload = reload
+    }
+
+    /// The PIDs of the running workers (all generations).
+    public var workerPIDs: [pid_t] { workers.keys.sorted() }
+
+    /// Listens, starts the workers and supervises them until a stop signal. Throws only before any
+    /// worker has started (socket or pid file); returns the exit status after a stop.
+    public func run() throws -> Int32 {
+        var set = Master.signalSet()
+        // Block before anything else so no signal is delivered asynchronously; workers get an empty
+        // mask from posix_spawn.
+        guard pthread_sigmask(SIG_BLOCK, &set, nil) == 0 else {
+            throw ServerStartError("cannot block signals: \(errnoText(errno))")
+        }
+        _ = kiln_ignore_signal(SIGPIPE)
+
+        let socket = try ListeningSocket.open(configuration)
+        self.socket = socket
+        defer { finish() }
+        try writePidFile(configuration.pidFile)
+
+        let mode = configuration.listen.unixPath == nil ? "" : " mode 0\(String(configuration.socketMode, radix: 8))"
+        logger.info("master \(getpid()) listening on \(configuration.listen)\(mode), backlog \(configuration.backlog); starting \(configuration.workers) workers")
+        for slot in 0..<configuration.workers { spawnOrDefer(slot) }
+        logWorkers()
+
+        while true {
+            var info = siginfo_t()
+            var timeout = timespec(tv_sec: 0, tv_nsec: 200_000_000)
+            let sig = sigtimedwait(&set, &info, &timeout)
+            if sig > 0 { handle(signal: sig) }
+            reap()
+            if let deadline = stopDeadline {
+                if workers.isEmpty { break }
+                if Master.now() >= deadline {
+                    killStragglers()
+                    break
+                }
+            } else {
+                startPendingWorkers()
+                killOverdueDrainingWorkers()
+            }
+        }
+        logger.info("master \(getpid()) stopped")
+        return 0
+    }
+
+    // MARK: - signals
+
+    static func signalSet() -> sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for s in handledSignals { sigaddset(&set, s) }
+        return set
+    }
+
+    func handle(signal sig: Int32) {
+        switch sig {
+        case SIGCHLD:
+            break
+        case SIGTERM, SIGINT, SIGQUIT:
+            if stopDeadline == nil {
+                beginStop(sig)
+            } else {
+                logger.warning("received \(Master.signalName(sig)) again: killing \(workers.count) workers now")
+                stopDeadline = Master.now()
+            }
+        case SIGHUP:
+            if stopDeadline == nil { reloadConfiguration() }
+        default:
+            break
+        }
+    }
+
+    func beginStop(_ sig: Int32) {
+        logger.notice("received \(Master.signalName(sig)): stopping \(workers.count) workers (shutdown_timeout \(configuration.shutdownTimeout) s)")
+        stopDeadline = Master.now() + configuration.shutdownTimeout
+        pendingSlots.removeAll()
+        socket?.shutdown()
+        for pid in workers.keys { kill(pid, SIGTERM) }
+    }
+
+    func killStragglers() {
+        for (pid, w) in workers {
+            logger.warning("worker \(pid) (generation \(w.generation)) still running after shutdown_timeout; sending SIGKILL")
+            kill(pid, SIGKILL)
+        }
+        for pid in Array(workers.keys) {
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            exited(pid, status: status)
+        }
+    }
+
+    // MARK: - reload
+
+    func reloadConfiguration() {
+        logger.notice("received SIGHUP: reloading the configuration")
+        var new: ServerConfiguration
+        do {
+            new = try reload()
+        } catch {
+            logger.error("reload failed, keeping the running workers: \(error)")
+            return
+        }
+        let old = configuration
+        if new.listen != old.listen || new.backlog != old.backlog || new.socketMode != old.socketMode
+            || new.socketOwner != old.socketOwner || new.socketGroup != old.socketGroup {
+            logger.warning("listen, backlog, socket_mode, socket_owner and socket_group change only on restart; still listening on \(old.listen)")
+            new.listen = old.listen
+            new.backlog = old.backlog
+            new.socketMode = old.socketMode
+            new.socketOwner = old.socketOwner
+            new.socketGroup = old.socketGroup
+        }
+        if new.pidFile != old.pidFile {
+            removePidFile()
+            do { try writePidFile(new.pidFile) } catch { logger.error("\(error)") }
+        }
+        configuration = new
+
+        let draining = Array(workers.keys)
+        generation += 1
+        pendingSlots.removeAll()
+        crashTimes.removeAll()
+        inCrashLoop = false
+        for slot in 0..<new.workers { spawnOrDefer(slot) }
+        let deadline = Master.now() + new.shutdownTimeout
+        for pid in draining {
+            workers[pid]?.deadline = deadline
+            kill(pid, SIGTERM)
+        }
+        logger.notice("generation \(generation) started; \(draining.count) workers of the previous generation finish their requests and exit")
+        logWorkers()
+    }
+
+    func killOverdueDrainingWorkers() {
+        let now = Master.now()
+        for (pid, w) in workers where !w.killed {
+            if let d = w.deadline, now >= d {
+                logger.warning("worker \(pid) (generation \(w.generation)) still running shutdown_timeout after SIGTERM; sending SIGKILL")
+                kill(pid, SIGKILL)
+                workers[pid]?.killed = true
+            }
+        }
+    }
+
+    // MARK: - children
+
+    func reap() {
+        while true {
+            var status: Int32 = 0
+            let pid = waitpid(-1, &status, WNOHANG)
+            if pid < 0 && errno == EINTR { continue }
+            if pid <= 0 { return }
+            exited(pid, status: status)
+        }
+    }
+
+    func exited(_ pid: pid_t, status: Int32) {
+        guard let w = workers.removeValue(forKey: pid) else {
+            logger.debug("reaped unknown child \(pid): \(Master.describe(status: status))")
+            return
+        }
+        let lived = Master.now() - w.started
+        let how = Master.describe(status: status)
+        let abnormal = !(kiln_wifexited(status) != 0 && kiln_wexitstatus(status) == 0)
+        let replace = stopDeadline == nil && w.generation == generation && w.deadline == nil
+        guard replace else {
+            logger.info("worker \(pid) (generation \(w.generation)) \(how)")
+            return
+        }
+        if abnormal {
+            let hint = kiln_wifexited(status) != 0 && kiln_wexitstatus(status) == Worker.ExitStatus.configuration
+                ? " (it rejected the configuration; fix it and send SIGHUP)" : ""
+            logger.error("worker \(pid) (slot \(w.slot)) \(how) after \(Master.format(lived)) s\(hint); replacing it")
+            recordCrash()
+        } else {
+            logger.info("worker \(pid) (slot \(w.slot)) \(how) after \(Master.format(lived)) s; replacing it")
+        }
+        if w.slot < configuration.workers { pendingSlots[w.slot] = Master.now() }
+    }
+
+    func recordCrash() {
+        let now = Master.now()
+        crashTimes.append(now)
+        crashTimes.removeAll { now - $0 > Master.crashWindow }
+        if crashTimes.count > Master.crashLimit && !inCrashLoop {
+            inCrashLoop = true
+            logger.error("crash loop: \(crashTimes.count) workers failed within \(Int(Master.crashWindow)) s; starting at most one worker per second")
+        }
+    }
+
+    func startPendingWorkers() {
+        guard !pendingSlots.isEmpty else { return }
+        let now = Master.now()
+        if inCrashLoop {
+            crashTimes.removeAll { now - $0 > Master.crashWindow }
+            if crashTimes.count <= Master.crashLimit {
+                inCrashLoop = false
+                logger.notice("crash loop over; replacing workers at once again")
+            }
+        }
+        for slot in pendingSlots.keys.sorted() {
+            guard let notBefore = pendingSlots[slot], now >= notBefore else { continue }
+            if inCrashLoop && now - lastSpawn < 1.0 { return }
+            pendingSlots[slot] = nil
+            spawnOrDefer(slot)
+            if inCrashLoop { return }
+        }
+    }
+
+    /// Starts a worker for `slot` of the current generation, or retries in a second.
+    func spawnOrDefer(_ slot: Int) {
+        do {
+            let pid = try spawnWorker()
+            let now = Master.now()
+            lastSpawn = now
+            workers[pid] = WorkerProcess(pid: pid, slot: slot, generation: generation, started: now)
+            logger.info("started worker \(pid) (slot \(slot), generation \(generation))")
+        } catch {
+            logger.error("cannot start a worker: \(error); retrying in 1 s")
+            pendingSlots[slot] = Master.now() + 1
+        }
+    }
+
+    /// posix_spawn with the listening socket on fd 0, an empty signal mask and default actions.
+    func spawnWorker() throws -> pid_t {
+        guard let socket else { throw ServerStartError("no listening socket") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        var rc = posix_spawn_file_actions_adddup2(&actions, socket.fd, 0)
+        guard rc == 0 else { throw ServerStartError("posix_spawn_file_actions_adddup2: \(errnoText(rc))") }
+
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attr, &empty)
+        posix_spawnattr_setsigdefault(&attr, &all)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        var argv: [UnsafeMutablePointer<CChar>?] = workerArguments.map { strdup($0) }
+        argv.append(nil)
+        defer { for p in argv { free(p) } }
+        var pid: pid_t = 0
+        rc = posix_spawn(&pid, executablePath, &actions, &attr, argv, kiln_environ())
+        guard rc == 0 else { throw ServerStartError("posix_spawn \(executablePath): \(errnoText(rc))") }
+        return pid
+    }
+
+    func logWorkers() {
+        let current = workers.values.filter { $0.generation == generation }.sorted { $0.slot < $1.slot }
+        logger.info("workers of generation \(generation): \(current.map { String($0.pid) }.joined(separator: " "))")
+    }
+
+    // MARK: - files
+
+    func writePidFile(_ path: String) throws {
+        guard !path.isEmpty else { return }
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw ServerStartError("cannot write pid_file \(path): \(errnoText(errno))") }
+        defer { close(fd) }
+        let text = Array("\(getpid())\n".utf8)
+        guard write(fd, text, text.count) == text.count else {
+            throw ServerStartError("cannot write pid_file \(path): \(errnoText(errno))")
+        }
+        writtenPidFile = path
+    }
+
+    func removePidFile() {
+        if let path = writtenPidFile { unlink(path) }
+        writtenPidFile = nil
+    }
+
+    func finish() {
+        socket?.close()
+        socket = nil
+        removePidFile()
+    }
+
+    // MARK: - helpers
+
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    static func format(_ seconds: Double) -> String {
+        let tenths = Int((seconds * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+
+    static func describe(status: Int32) -> String {
+        if kiln_wifexited(status) != 0 { return "exited with status \(kiln_wexitstatus(status))" }
+        if kiln_wifsignaled(status) != 0 {
+            let sig = kiln_wtermsig(status)
+            return "was killed by \(signalName(sig))" + (kiln_wcoredump(status) != 0 ? " (core dumped)" : "")
+        }
+        return "changed state (\(status))"
+    }
+
+    static func signalName(_ sig: Int32) -> String {
+        switch sig {
+        case SIGHUP: "SIGHUP"
+        case SIGINT: "SIGINT"
+        case SIGQUIT: "SIGQUIT"
+        case SIGILL: "SIGILL"
+        case SIGTRAP: "SIGTRAP"
+        case SIGABRT: "SIGABRT"
+        case SIGBUS: "SIGBUS"
+        case SIGFPE: "SIGFPE"
+        case SIGKILL: "SIGKILL"
+        case SIGSEGV: "SIGSEGV"
+        case SIGPIPE: "SIGPIPE"
+        case SIGTERM: "SIGTERM"
+        case SIGCHLD: "SIGCHLD"
+        default: "signal \(sig)"
+        }
+    }
+}
+
+/// The server could not start (nothing is running yet).
+public struct ServerStartError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+
+    public init(_ description: String) {
+        self.description = description
+    }
+}

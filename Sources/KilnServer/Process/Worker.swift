@@ -1,0 +1,99 @@
+import CKilnShims
+import Glibc
+import KilnCore
+import Logging
+
+/// Builds the request handler of a worker from the loaded settings. The real one renders images
+/// (`ImageHandler`); it is plugged in by the executable.
+public typealias HandlerFactory = (ConfigValues, Logger) throws -> any RequestHandling
+
+/// One worker process: started by the master with the listening socket on fd 0, serves requests one
+/// at a time until told to stop, then exits.
+///
+/// Stop: SIGTERM, SIGINT or SIGQUIT (also sent by the kernel when the master dies, through
+/// PR_SET_PDEATHSIG) sets a flag and takes the listening socket away from fd 0, so a worker waiting
+/// in accept returns at once, and a worker in a request finishes it first. See `kiln_server.h`.
+public struct Worker {
+    public var configuration: ServerConfiguration
+    public var values: ConfigValues
+    /// The master's PID (`--master-pid`): the worker asks for SIGTERM when its parent dies and exits
+    /// at once if the parent is already another process. nil when started by hand (spawn-fcgi).
+    public var masterPID: pid_t?
+    public var logger: Logger
+
+    /// Exit statuses.
+    public enum ExitStatus {
+        public static let ok: Int32 = 0
+        public static let failure: Int32 = 1
+        /// The settings were rejected (the same status the command line uses).
+        public static let configuration: Int32 = 2
+    }
+
+    public init(configuration: ServerConfiguration, values: ConfigValues, masterPID: pid_t?, logger: Logger) {
+        self.configuration = configuration
+        self.values = values
+        self.masterPID = masterPID
+        self.logger = logger
+    }
+
+    /// Runs until stopped; returns the process exit status.
+    public func run(makeHandler: HandlerFactory) -> Int32 {
+        guard kiln_install_stop_handler() == 0 else {
+            logger.error("cannot install the stop handler: \(errnoText(errno))")
+            return ExitStatus.failure
+        }
+        // nginx may close a connection before the answer is written: a write error, not a signal.
+        // Ignoring SIGPIPE before FCGX_Init also keeps libfcgi from installing its own handler.
+        _ = kiln_ignore_signal(SIGPIPE)
+        // Reloading is the master's business; a HUP sent to the whole process group is not ours.
+        _ = kiln_ignore_signal(SIGHUP)
+
+        if let masterPID {
+            _ = kiln_set_parent_death_signal(SIGTERM)
+            // The master may have died before the call above: then nobody would ever tell us.
+            guard getppid() == masterPID else {
+                logger.notice("master \(masterPID) is gone; exiting")
+                return ExitStatus.ok
+            }
+        }
+        guard kiln_is_listening_socket(0) == 1 else {
+            logger.error("fd 0 is not a listening socket: workers are started by `kiln serve`")
+            return ExitStatus.failure
+        }
+
+        let handler: any RequestHandling
+        do {
+            handler = try makeHandler(values, logger)
+        } catch let error as ConfigError {
+            logger.error("invalid configuration: \(error)")
+            return ExitStatus.configuration
+        } catch {
+            logger.error("cannot create the request handler: \(error)")
+            return ExitStatus.failure
+        }
+
+        let responder: FastCGIResponder
+        do {
+            responder = try FastCGIResponder(listenFD: 0, logger: logger)
+        } catch {
+            logger.error("\(error)")
+            return ExitStatus.failure
+        }
+        logger.debug("worker ready")
+        let outcome = responder.serve(handler: handler, maxRequests: configuration.maxRequests) {
+            kiln_stop_requested() != 0
+        }
+        switch outcome {
+        case .stopRequested:
+            logger.debug("stopping after \(responder.requestCount) requests (signal \(kiln_stop_signal()))")
+        case .listenerClosed:
+            logger.debug("listening socket closed; stopping after \(responder.requestCount) requests")
+        case .maxRequestsReached:
+            logger.info("served max_requests = \(configuration.maxRequests); exiting to be replaced")
+        case let .acceptFailed(e):
+            logger.error("accept failed: \(errnoText(e)); exiting")
+            return ExitStatus.failure
+        }
+        return ExitStatus.ok
+    }
+}

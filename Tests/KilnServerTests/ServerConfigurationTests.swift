@@ -1,0 +1,166 @@
+import Glibc
+import KilnCore
+import Testing
+@testable import KilnServer
+
+@Suite struct ServerConfigurationTests {
+    let loader = ConfigurationLoader(knownKeys: ServerConfiguration.keys.union(LogConfiguration.keys).union(["source.root"]))
+
+    @Test func defaults() throws {
+        let c = try ServerConfiguration(ConfigValues())
+        #expect(c == ServerConfiguration())
+        #expect(c.listen == .unix(path: "/tmp/kiln.sock"))
+        #expect(c.workers == min(max(sysconf(Int32(_SC_NPROCESSORS_ONLN)), 1), 256))
+        #expect(c.workers >= 1)
+        #expect(c.socketMode == 0o660)
+        #expect(c.socketOwner == "" && c.socketGroup == "")
+        #expect(c.backlog == 64)
+        #expect(c.shutdownTimeout == 10)
+        #expect(c.maxRequests == 0)
+        #expect(c.pidFile == "")
+    }
+
+    @Test func everyKeyIsRead() throws {
+        let c = try ServerConfiguration(ConfigValues([
+            "server.listen": "127.0.0.1:9001", "server.workers": "3", "server.socket_mode": "0666",
+            "server.socket_owner": "www-data", "server.socket_group": "www-data", "server.backlog": "128",
+            "server.shutdown_timeout": "500ms", "server.max_requests": "10k", "server.pid_file": "/run/kiln.pid",
+        ]))
+        #expect(c.listen == .tcp(host: "127.0.0.1", port: 9001))
+        #expect(c.workers == 3)
+        #expect(c.socketMode == 0o666)
+        #expect(c.socketOwner == "www-data" && c.socketGroup == "www-data")
+        #expect(c.backlog == 128)
+        #expect(c.shutdownTimeout == 0.5)
+        #expect(c.maxRequests == 10_000)
+        #expect(c.pidFile == "/run/kiln.pid")
+        #expect(ServerConfiguration.keys.count == 9)
+    }
+
+    @Test(arguments: [
+        ("server.workers", "0"), ("server.workers", "257"), ("server.workers", "four"),
+        ("server.listen", "localhost:80"), ("server.socket_mode", "rw-rw----"), ("server.socket_mode", "1777"),
+        ("server.socket_mode", "0668"), ("server.socket_mode", ""), ("server.backlog", "0"),
+        ("server.shutdown_timeout", "-1"), ("server.shutdown_timeout", "2h"), ("server.max_requests", "-5"),
+        ("server.socket_owner", "www data"), ("server.socket_group", "a;b"),
+    ])
+    func invalidValues(_ key: String, _ value: String) {
+        do {
+            _ = try ServerConfiguration(ConfigValues([key: value], origin: "test"))
+            Issue.record("accepted \(key) = \(value)")
+        } catch {
+            guard case let .invalid(k, v, _, origin) = error else { Issue.record("\(error)"); return }
+            #expect(k == key && v == value && origin == "test")
+        }
+    }
+
+    @Test func socketModeForms() {
+        #expect(ServerConfiguration.parseMode("0660") == 0o660)
+        #expect(ServerConfiguration.parseMode("660") == 0o660)
+        #expect(ServerConfiguration.parseMode("0o600") == 0o600)
+        #expect(ServerConfiguration.parseMode("0777") == 0o777)
+        #expect(ServerConfiguration.parseMode("0") == 0)
+        #expect(ServerConfiguration.parseMode("01777") == nil)
+        #expect(ServerConfiguration.parseMode("9") == nil)
+    }
+
+    @Test func layersFileEnvironmentFlags() throws {
+        let path = try TemporaryFile.write("""
+            [server]
+            workers = 3        # from the file
+            backlog = 100
+            listen = unix:/tmp/from-file.sock
+            [source]
+            root = /srv/images
+            """)
+        defer { unlink(path) }
+        let values = try loader.load(
+            file: path,
+            environment: ["KILN_SERVER_WORKERS": "5", "KILN_SERVER_LISTEN": "127.0.0.1:9100", "PATH": "/bin", "KILNX": "1"],
+            overrides: [ConfigOverride(key: "server.listen", value: "unix:/tmp/flag.sock", origin: "--listen")])
+        let c = try ServerConfiguration(values)
+        #expect(c.workers == 5)                               // environment over file
+        #expect(c.backlog == 100)                             // file over default
+        #expect(c.listen == .unix(path: "/tmp/flag.sock"))    // flag over environment
+        #expect(values.string("source.root") == "/srv/images")
+        #expect(values.origins["server.workers"] == "environment KILN_SERVER_WORKERS")
+        #expect(values.origins["server.backlog"] == "file \(path)")
+        #expect(values.origins["server.listen"] == "--listen")
+    }
+
+    @Test func environmentOverridesDefault() throws {
+        let values = try loader.load(file: nil, environment: ["KILN_SERVER_MAX_REQUESTS": "500"], overrides: [])
+        #expect(try ServerConfiguration(values).maxRequests == 500)
+    }
+
+    @Test func invalidEnvironmentValueNamesTheVariable() throws {
+        let values = try loader.load(file: nil, environment: ["KILN_SERVER_BACKLOG": "lots"], overrides: [])
+        #expect(throws: ConfigError.invalid(key: "server.backlog", value: "lots", expected: "a whole number in 1...65535", origin: "environment KILN_SERVER_BACKLOG")) {
+            try ServerConfiguration(values)
+        }
+    }
+
+    @Test func unknownKeysAreRejectedFromEveryLayer() throws {
+        #expect(throws: ConfigError.unknownKey("server.wokers", origin: "--set")) {
+            try loader.load(file: nil, environment: [:], overrides: [try ConfigOverride(assignment: "server.wokers=4")])
+        }
+        #expect(throws: ConfigError.unknownKey("limits.max_pixels", origin: "environment KILN_LIMITS_MAX_PIXELS")) {
+            try loader.load(file: nil, environment: ["KILN_LIMITS_MAX_PIXELS": "1"], overrides: [])
+        }
+        let path = try TemporaryFile.write("[server]\nworkers = 2\nthreads = 4\n")
+        defer { unlink(path) }
+        #expect(throws: ConfigError.unknownKey("server.threads", origin: "file \(path)")) {
+            try loader.load(file: path, environment: [:], overrides: [])
+        }
+    }
+
+    @Test func knownKeysAreExtensible() throws {
+        let extended = ConfigurationLoader(knownKeys: loader.knownKeys.union(["limits.max_pixels"]))
+        let values = try extended.load(file: nil, environment: ["KILN_LIMITS_MAX_PIXELS": "1000"], overrides: [])
+        #expect(values.string("limits.max_pixels") == "1000")
+    }
+
+    @Test func missingFileAndSyntaxErrors() throws {
+        #expect(throws: ConfigError.self) { try loader.load(file: "/nonexistent/kiln.conf", environment: [:], overrides: []) }
+        let path = try TemporaryFile.write("workers = 2\n")
+        defer { unlink(path) }
+        #expect(throws: ConfigError.syntax(file: path, line: 1, text: "workers = 2")) {
+            try loader.load(file: path, environment: [:], overrides: [])
+        }
+    }
+
+    @Test func setAssignments() throws {
+        let o = try ConfigOverride(assignment: "Server.Max_Requests = 100")
+        #expect(o == ConfigOverride(key: "server.max_requests", value: "100", origin: "--set"))
+        #expect(try ConfigOverride(assignment: "http.cache_control=public, max-age=60").value == "public, max-age=60")
+        #expect(throws: ConfigError.self) { try ConfigOverride(assignment: "workers=4") }
+        #expect(throws: ConfigError.self) { try ConfigOverride(assignment: "server.workers") }
+        #expect(throws: ConfigError.self) { try ConfigOverride(assignment: "a.b.c=1") }
+    }
+
+    @Test func logLevel() throws {
+        #expect(try LogConfiguration(ConfigValues()).level == .info)
+        #expect(try LogConfiguration(ConfigValues(["log.level": "DEBUG"])).level == .debug)
+        #expect(throws: ConfigError.self) { try LogConfiguration(ConfigValues(["log.level": "loud"])) }
+    }
+}
+
+enum TemporaryFile {
+    /// Writes `text` to a new file under /tmp and returns its path.
+    static func write(_ text: String) throws -> String {
+        var template = Array("/tmp/kiln-test-XXXXXX".utf8CString)
+        let fd = mkstemp(&template)
+        guard fd >= 0 else { throw FastCGITestClient.Failure(description: "mkstemp failed") }
+        let bytes = Array(text.utf8)
+        _ = Glibc.write(fd, bytes, bytes.count)
+        close(fd)
+        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// A new empty folder under /tmp.
+    static func folder() throws -> String {
+        var template = Array("/tmp/kiln-test-XXXXXX".utf8CString)
+        guard mkdtemp(&template) != nil else { throw FastCGITestClient.Failure(description: "mkdtemp failed") }
+        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -136,7 +136,7 @@ def build_root(dest: Path) -> Path:
 # ---------------------------------------------------------------------------------------
 # HTTP
 
-@dataclass
+@dataclass(repr=False)
 class Response:
     status: int
     headers: dict[str, str]  # lower-case names
@@ -157,8 +157,14 @@ class Response:
         return im
 
     def describe(self) -> str:
-        text = self.body[:200].decode("utf-8", "replace") if self.content_type.startswith("text/") else f"{len(self.body)} bytes"
-        return f"{self.status} {self.content_type}: {text!r}"
+        if self.content_type.startswith("text/"):
+            text = repr(self.body[:200].decode("utf-8", "replace"))
+        else:
+            text = f"{len(self.body)} bytes"
+        return f"{self.status} {self.content_type}: {text}"
+
+    def __repr__(self) -> str:
+        return f"<Response {self.describe()}>"
 
 
 class HttpClient:
@@ -223,7 +229,7 @@ class IncompleteResponse(Exception):
         self.received = received
 
 
-@dataclass
+@dataclass(repr=False)
 class FcgiResponse:
     status: int
     headers: dict[str, str]
@@ -234,6 +240,10 @@ class FcgiResponse:
     @property
     def content_type(self) -> str:
         return self.headers.get("content-type", "").split(";")[0].strip()
+
+    def __repr__(self) -> str:
+        body = self.body[:200] if self.content_type.startswith("text/") else f"{len(self.body)} bytes"
+        return f"<FcgiResponse {self.status} {self.content_type}: {body!r}>"
 
 
 def _fcgi_record(rtype: int, content: bytes, request_id: int = 1) -> bytes:

@@ -238,19 +238,30 @@ def test_config_file(make_stack, tmp_path):
     assert r.status == 413, f"{r.status} {r.body[:100]!r}"
 
 
+def _serve_must_fail(args: list[str]) -> subprocess.CompletedProcess:
+    """Runs `kiln serve ...` that must exit at start; kills it (and its workers) if it does not."""
+    from kilntest import KILN_BIN, child_pids
+    p = subprocess.Popen([str(KILN_BIN), "serve", *args], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = p.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        for pid in child_pids(p.pid):
+            os.kill(pid, signal.SIGKILL)
+        p.kill()
+        out, err = p.communicate()
+        raise AssertionError(f"kiln serve {' '.join(args)} kept running; it should have refused to start")
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+
 def test_bad_configuration_fails_at_start(tmp_path):
-    from kilntest import KILN_BIN
-    p = subprocess.run([str(KILN_BIN), "serve", "--listen", f"unix:{tmp_path}/k.sock", "--workers", "1",
-                        "--root", str(tmp_path), "--set", "limits.max_pixels=lots"],
-                       capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
+    p = _serve_must_fail(["--listen", f"unix:{tmp_path}/k.sock", "--workers", "1", "--root", str(tmp_path),
+                          "--set", "limits.max_pixels=lots"])
     assert p.returncode != 0, "an invalid value must stop the server at start"
     assert "max_pixels" in (p.stderr + p.stdout), f"the error should name the key: {p.stderr!r}"
 
 
 def test_missing_root_fails_at_start(tmp_path):
-    from kilntest import KILN_BIN
-    p = subprocess.run([str(KILN_BIN), "serve", "--listen", f"unix:{tmp_path}/k.sock", "--workers", "1",
-                        "--root", str(tmp_path / "nope")],
-                       capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
+    p = _serve_must_fail(["--listen", f"unix:{tmp_path}/k.sock", "--workers", "1", "--root", str(tmp_path / "nope")])
     assert p.returncode != 0
-    assert not os.path.exists(tmp_path / "k.sock") or not socket_accepts(tmp_path / "k.sock")
+    assert not (tmp_path / "k.sock").exists() or not socket_accepts(tmp_path / "k.sock")

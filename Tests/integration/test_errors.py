@@ -1,0 +1,130 @@
+"""Bad URLs and bad files: 4xx with a one-line reason, never a 5xx, never a file outside the root."""
+from __future__ import annotations
+
+import pytest
+
+from kilntest import assert_plain_error, fcgi_params, fcgi_request
+
+PASSWD_MARK = b"root:x:0:0"
+
+
+def test_unknown_option_names_the_segment(client):
+    r = client.get("/foo:1/pillow_hopper.jpg")
+    assert r.status == 400, r.describe()
+    assert_plain_error(r)
+    assert b"foo:1" in r.body, f"the reason should name the segment: {r.body!r}"
+
+
+@pytest.mark.parametrize("spec", [
+    "rs:abc:1", "rs:10", "rs:10:10:bogus", "rs:-5:10", "w:abc", "h:", "q:0", "q:101", "quality:abc",
+    "f:gif", "format:bmp", "el:2", "resize:1:2:3:4",
+])
+def test_bad_option_400(client, spec):
+    r = client.get(f"/{spec}/pillow_hopper.jpg")
+    assert r.status == 400, f"/{spec}: {r.describe()}"
+    assert_plain_error(r, spec)
+
+
+def test_no_source_path_400(client):
+    r = client.get("/w:10/")
+    assert r.status == 400, r.describe()
+    assert_plain_error(r)
+
+
+def test_missing_file_404(client):
+    for path in ("/w:10/nope.jpg", "/nope.jpg", "/w:10/sub/nope.jpg", "/w:10/nofolder/x.jpg"):
+        r = client.get(path)
+        assert r.status == 404, f"{path}: {r.describe()}"
+        assert_plain_error(r, path)
+
+
+def test_folder_is_not_a_source(client):
+    r = client.get("/w:10/sub")
+    assert 400 <= r.status < 500, r.describe()
+
+
+# `..` in every spelling: nginx normalises the decoded path and refuses to climb above the
+# root (400); what reaches kiln must be refused by kiln (400 or 403). Never a 200.
+TRAVERSALS = [
+    "/%2e%2e/%2e%2e/etc/passwd",
+    "/rs:10:10/..%2f..%2fetc/passwd",
+    "/../../etc/passwd",
+    "/w:10/../../../../etc/passwd",
+    "/w:10/%2e%2e/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+    "/-/..%2f..%2f..%2f..%2fetc%2fpasswd",
+    "/w:10/sub/%2E%2E/%2E%2E/%2E%2E/etc/passwd",
+]
+
+
+@pytest.mark.parametrize("path", TRAVERSALS)
+def test_dot_dot_paths_refused(client, path):
+    r = client.get(path)
+    assert r.status in (400, 403), f"{path}: {r.describe()}"
+    assert PASSWD_MARK not in r.body
+
+
+def test_backslash_paths_refused(client):
+    r = client.get("/w:10/..%5c..%5c..%5cetc%5cpasswd")
+    assert r.status in (400, 403, 404), r.describe()
+    assert PASSWD_MARK not in r.body
+
+
+def test_encoded_slash_absolute_path(client):
+    r = client.get("/w:10/%2fetc%2fpasswd")
+    assert 400 <= r.status < 500 and PASSWD_MARK not in r.body, r.describe()
+
+
+@pytest.mark.parametrize("request_uri,document_uri", [
+    ("/%2e%2e/%2e%2e/etc/passwd", None),
+    ("/w:10/..%2f..%2fetc%2fpasswd", None),
+    ("/w:10/../../etc/passwd", None),
+    ("/w:10/x", "/w:10/../../etc/passwd"),
+    ("/w:10/x", "/w:10/%2e%2e/%2e%2e/etc/passwd"),
+])
+def test_traversal_without_nginx(stack, request_uri, document_uri):
+    """Straight to kiln's socket, past nginx's normalisation: kiln refuses on its own."""
+    r = fcgi_request(stack.sock, fcgi_params("GET", request_uri, document_uri=document_uri), timeout=30)
+    assert r.status in (400, 403, 404), f"{request_uri} / {document_uri}: {r.status} {r.body[:200]!r}"
+    assert PASSWD_MARK not in r.body
+
+
+def test_symlink_leaving_root_403(client):
+    for path in ("/-/escape_passwd", "/w:10/escape_passwd", "/w:10/escape_dir/passwd"):
+        r = client.get(path)
+        assert r.status == 403, f"{path}: {r.describe()}"
+        assert PASSWD_MARK not in r.body
+        assert_plain_error(r, path)
+
+
+def test_text_named_png_415(client):
+    r = client.get("/w:10/plain_text_named.png")
+    assert r.status == 415, r.describe()
+    assert_plain_error(r)
+
+
+def test_webp_named_png_is_decoded_by_content(client):
+    r, im = client.image("/f:png/coffee_webp_named.png")
+    assert im.size == (600, 400)
+
+
+@pytest.mark.parametrize("name", ["png_bomb_12000x12000_gray8.png", "jpeg_dims_patched_40000x20000.jpg",
+                                  "webp_bomb_12000x12000_lossy.webp", "webp_anim_bomb_4000x4000_500frames.webp"])
+def test_bombs_413_fast(client, name):
+    r = client.get(f"/w:100/{name}", timeout=30)
+    assert r.status == 413, f"{name}: {r.describe()}"
+    assert_plain_error(r, name)
+    assert r.elapsed < 5, f"{name}: {r.elapsed:.1f}s; limits must be checked from the header, before decoding"
+
+
+def test_scan_bomb_bounded(client):
+    r = client.get("/w:100/jpeg_scan_bomb_2000x2000_1000scans.jpg", timeout=30)
+    assert 400 <= r.status < 500, r.describe()
+    assert r.elapsed < 5, f"{r.elapsed:.1f}s for the progressive-scan bomb"
+
+
+def test_huge_dimensions_in_url(client):
+    r = client.get("/rs:100000:100000/el:1/pillow_hopper.jpg")
+    assert 400 <= r.status < 500, r.describe()
+    # 16000 x 16000 = 256 MP of output from a 128 x 128 source: over the output budget
+    r = client.get("/el:1/rs:16000:16000:force/pillow_hopper.jpg", timeout=30)
+    assert r.status == 413, f"256 MP output: {r.describe()}"

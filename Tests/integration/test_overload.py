@@ -1,0 +1,52 @@
+"""The nginx concurrency cap (limit_conn kiln_conn 8, limit_conn_status 503): a burst far
+above it gets 200s and fast 503s only; no 502/504, no hang."""
+from __future__ import annotations
+
+import threading
+import time
+
+from kilntest import LIMIT_CONN, PHOTO_12MP
+
+SLOW = f"/rs:300:300/q:80/f:jpeg/{PHOTO_12MP}"
+
+
+def test_burst_gets_200_or_fast_503(client, stack):
+    n = 60
+    results: list = [None] * n
+    barrier = threading.Barrier(n)
+
+    def one(i):
+        barrier.wait()
+        t0 = time.monotonic()
+        try:
+            r = client.get(SLOW, timeout=60)
+            results[i] = (r.status, time.monotonic() - t0, len(r.body), r.content_type)
+        except Exception as e:  # noqa: BLE001
+            results[i] = ("error", time.monotonic() - t0, repr(e), "")
+
+    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(n)]
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(90)
+    wall = time.monotonic() - t0
+
+    assert all(r is not None for r in results), "some requests never returned (hang)"
+    statuses = [r[0] for r in results]
+    unexpected = [r for r in results if r[0] not in (200, 503)]
+    assert not unexpected, f"only 200 and 503 are acceptable under overload: {unexpected}\n{stack.logs()}"
+    ok = [r for r in results if r[0] == 200]
+    shed = [r for r in results if r[0] == 503]
+    assert len(ok) >= 2, f"at least the admitted requests must succeed: {statuses}"
+    assert shed, f"{n} simultaneous requests with a cap of {LIMIT_CONN} gave no 503: {statuses}"
+    assert len(ok) <= n - len(shed)
+    slow_503 = [r for r in shed if r[1] > 2.0]
+    assert not slow_503, f"503s must be immediate: {slow_503}"
+    slow_200 = [r for r in ok if r[1] > 30]
+    assert not slow_200, f"admitted requests took too long: {slow_200}"
+    assert all(r[3] == "image/jpeg" and r[2] > 0 for r in ok)
+    assert wall < 60
+    # and the server is fine afterwards
+    r = client.get(SLOW)
+    assert r.status == 200

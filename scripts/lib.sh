@@ -1,0 +1,326 @@
+# shellcheck shell=bash
+# Shared helpers for scripts/run, scripts/test and scripts/bench. Source it from bash:
+#
+#     source "$(dirname "$0")/lib.sh"
+#
+# It sets no shell options of its own; the scripts use `set -euo pipefail`.
+# Functions return non-zero on failure and print why on stderr.
+
+KILN_ROOT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+KILN_BIN="${KILN_BIN:-$KILN_ROOT_DIR/.build/release/kiln}"
+
+# Debian packages the build, the tests and the benchmarks need. nginx is handled apart:
+# any of nginx, nginx-light, nginx-core, nginx-full will do.
+KILN_APT_PACKAGES=(
+    libfcgi-dev libfcgi-bin libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libwebp-dev
+    libmagic-dev liblcms2-dev wrk pkg-config python3 python3-venv python3-pip
+    ca-certificates git procps iproute2
+)
+
+kiln_log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+kiln_warn() { printf 'warning: %s\n' "$*" >&2; }
+kiln_die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# True when the Debian package is installed (not merely known, or removed with its config).
+kiln_pkg_installed() {
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'
+}
+
+kiln_have_nginx() {
+    command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ]
+}
+
+# Installs whatever is missing from KILN_APT_PACKAGES (and nginx-light when no nginx is
+# there). Each package is checked with dpkg first, so a second run costs a fraction of a
+# second and needs no network; `apt-get update` runs only when something is missing.
+kiln_install_deps() {
+    local missing=() p
+    if ! command -v dpkg-query >/dev/null 2>&1; then
+        kiln_warn "not a Debian system (no dpkg): install by hand: ${KILN_APT_PACKAGES[*]} nginx"
+        return 0
+    fi
+    for p in "${KILN_APT_PACKAGES[@]}"; do
+        kiln_pkg_installed "$p" || missing+=("$p")
+    done
+    kiln_have_nginx || missing+=(nginx-light)
+    if [ ${#missing[@]} -eq 0 ]; then
+        return 0
+    fi
+    kiln_log "installing missing packages: ${missing[*]}"
+    local sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+        if command -v sudo >/dev/null 2>&1; then
+            sudo=(sudo)
+        else
+            printf 'error: missing packages and not root; run as root:\n  apt-get update && apt-get install -y %s\n' "${missing[*]}" >&2
+            return 1
+        fi
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get update -qq </dev/null >/dev/null \
+        || { kiln_warn "apt-get update failed"; return 1; }
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null >/dev/null \
+        || { kiln_warn "apt-get install ${missing[*]} failed"; return 1; }
+}
+
+# Makes sure `swift` is on PATH (Swift is preinstalled at /opt/swift on the project's
+# machines); explains how to get it when it is not there at all.
+kiln_check_swift() {
+    if ! command -v swift >/dev/null 2>&1; then
+        local d
+        for d in /opt/swift/usr/bin /usr/share/swift/usr/bin "$HOME/.local/share/swiftly/bin"; do
+            if [ -x "$d/swift" ]; then
+                export PATH="$d:$PATH"
+                break
+            fi
+        done
+    fi
+    if ! command -v swift >/dev/null 2>&1; then
+        cat >&2 <<'MSG'
+error: Swift is not installed (no `swift` on PATH, none in /opt/swift).
+Kiln needs Swift 6.3 for Linux. Get it from https://www.swift.org/install/linux/ :
+either swiftly (`swiftly install 6.3.1`), or the Debian 12 tarball unpacked so that
+/opt/swift/usr/bin/swift exists, then `export PATH=/opt/swift/usr/bin:$PATH`.
+MSG
+        return 1
+    fi
+}
+
+# Release build of .build/release/kiln. KILN_SKIP_BUILD=1 skips it (when KILN_BIN exists).
+kiln_build() {
+    if [ "${KILN_SKIP_BUILD:-0}" = 1 ] && [ -x "$KILN_BIN" ]; then
+        kiln_log "skipping the build (KILN_SKIP_BUILD=1): $KILN_BIN"
+        return 0
+    fi
+    kiln_check_swift || return 1
+    kiln_log "swift build -c release"
+    local start=$SECONDS
+    (cd "$KILN_ROOT_DIR" && swift build -c release) || { kiln_warn "release build failed"; return 1; }
+    kiln_log "built $KILN_BIN in $((SECONDS - start)) s"
+}
+
+# A TCP port on 127.0.0.1 that was free a moment ago (the kernel's choice of a bind to 0).
+kiln_free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# A private folder for sockets, configs and logs: mode 0755 so that nginx's unprivileged
+# workers (`nobody` when nginx starts as root) can reach the socket inside it.
+kiln_make_run_dir() {
+    local d
+    d="$(mktemp -d "${TMPDIR:-/tmp}/kiln-${1:-run}.XXXXXX")" || return 1
+    chmod 0755 "$d"
+    printf '%s\n' "$d"
+}
+
+# kiln_write_nginx_conf DIR PORT SOCKET [STATIC_DIR]
+#
+# Writes DIR/nginx.conf, a complete main config for a private nginx: pid, logs and temp
+# folders in DIR, `daemon off` (the caller keeps the master's PID), an `upstream kiln` on the
+# unix SOCKET, the limit_conn zone, and a server on 127.0.0.1:PORT that includes the
+# project's nginx/kiln-locations.conf unchanged, plus /static/ serving STATIC_DIR (nginx
+# alone, for comparison in benchmarks).
+#
+# User decision: no `user` directive. Started as root, nginx runs its workers as `nobody`,
+# like a packaged nginx runs them as www-data, so the set-up is the production one. The
+# kiln socket must therefore let `nobody` in: start kiln with `--socket-mode 0666` and
+# keep the socket in a 0755 folder (kiln_make_run_dir). STATIC_DIR must be readable by
+# nobody too. Started as another user, nginx keeps that user and this works the same.
+kiln_write_nginx_conf() {
+    local dir="$1" port="$2" sock="$3" static="${4:-}"
+    local locations="$KILN_ROOT_DIR/nginx/kiln-locations.conf"
+    [ -f "$locations" ] || { kiln_warn "missing $locations"; return 1; }
+    mkdir -p "$dir/logs" "$dir/temp"
+    local static_block=""
+    if [ -n "$static" ]; then
+        static_block="
+        # Static files straight from nginx (benchmarks compare kiln with this).
+        location /static/ {
+            alias ${static%/}/;
+            access_log off;
+        }"
+    fi
+    cat >"$dir/nginx.conf" <<EOF
+# Written by scripts/lib.sh kiln_write_nginx_conf; a private nginx for development and tests.
+daemon off;
+master_process on;
+worker_processes 1;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log warn;
+# No \`user\` directive: as root, workers run as nobody (see the socket mode in lib.sh).
+
+events {
+    worker_connections 1024;
+}
+
+http {
+    default_type application/octet-stream;
+    types {
+        image/jpeg jpg jpeg;
+        image/png  png;
+        image/webp webp;
+    }
+    access_log off;
+    sendfile on;
+    tcp_nodelay on;
+    keepalive_timeout 30s;
+    keepalive_requests 100000;
+    server_tokens off;
+
+    client_body_temp_path $dir/temp/client_body;
+    fastcgi_temp_path     $dir/temp/fastcgi;
+    proxy_temp_path       $dir/temp/proxy;
+    uwsgi_temp_path       $dir/temp/uwsgi;
+    scgi_temp_path        $dir/temp/scgi;
+
+    upstream kiln {
+        server unix:$sock;
+    }
+
+    limit_conn_zone kiln zone=kiln_conn:1m;
+
+    server {
+        listen 127.0.0.1:$port;
+        server_name localhost;
+        include $locations;
+$static_block
+    }
+}
+EOF
+}
+
+# kiln_start_nginx DIR: starts nginx on DIR/nginx.conf in the background, waits until it
+# answers, and records its master PID in DIR/nginx.master.pid.
+kiln_start_nginx() {
+    local dir="$1" nginx_bin
+    nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"
+    "$nginx_bin" -t -q -p "$dir" -c "$dir/nginx.conf" -e "$dir/logs/error.log" \
+        || { kiln_warn "nginx -t failed for $dir/nginx.conf"; return 1; }
+    "$nginx_bin" -p "$dir" -c "$dir/nginx.conf" -e "$dir/logs/error.log" </dev/null &
+    echo $! >"$dir/nginx.master.pid"
+    local port
+    port="$(sed -n 's/^ *listen 127\.0\.0\.1:\([0-9]*\);/\1/p' "$dir/nginx.conf" | head -n1)"
+    for _ in $(seq 1 100); do
+        if ! kiln_alive "$(cat "$dir/nginx.master.pid")"; then
+            kiln_warn "nginx exited at start; its log:"
+            tail -n 20 "$dir/logs/error.log" >&2 || true
+            return 1
+        fi
+        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    kiln_warn "nginx did not listen on 127.0.0.1:$port within 10 s"
+    return 1
+}
+
+# kiln_alive PID: true while the process exists and is not a zombie (an exited child that
+# was not waited for still answers `kill -0`).
+kiln_alive() {
+    local state
+    state="$(ps -o stat= -p "$1" 2>/dev/null)" || return 1
+    [ -n "$state" ] && [ "${state#Z}" = "$state" ]
+}
+
+# kiln_stop_pid PID [SIGNAL] [SECONDS]: signals a process we started and waits for it to go,
+# then SIGKILLs it if it is still there. Returns the process's exit status when known.
+kiln_stop_pid() {
+    local pid="$1" sig="${2:-TERM}" secs="${3:-15}"
+    [ -n "$pid" ] || return 0
+    kiln_alive "$pid" || { wait "$pid" 2>/dev/null; return $?; }
+    kill -"$sig" "$pid" 2>/dev/null || true
+    for _ in $(seq 1 $((secs * 10))); do
+        kiln_alive "$pid" || break
+        sleep 0.1
+    done
+    if kiln_alive "$pid"; then
+        kiln_warn "PID $pid still running ${secs}s after SIG$sig; sending SIGKILL"
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null
+}
+
+# kiln_stop_nginx DIR: graceful stop (SIGQUIT) of the nginx started by kiln_start_nginx.
+kiln_stop_nginx() {
+    local dir="$1"
+    [ -f "$dir/nginx.master.pid" ] || return 0
+    kiln_stop_pid "$(cat "$dir/nginx.master.pid")" QUIT 10 || true
+    rm -f "$dir/nginx.master.pid"
+}
+
+# kiln_start_serve DIR ROOT [WORKERS] [extra kiln serve arguments...]
+#
+# Starts `kiln serve` in the background on the unix socket DIR/kiln.sock with mode 0666
+# (see the user decision above), logging to DIR/logs/kiln.log, records the master's PID in
+# DIR/kiln.master.pid and waits until the socket accepts connections.
+kiln_start_serve() {
+    local dir="$1" root="$2" workers="${3:-2}"
+    shift 3 || shift $#
+    [ -x "$KILN_BIN" ] || { kiln_warn "no kiln binary at $KILN_BIN (run kiln_build)"; return 1; }
+    mkdir -p "$dir/logs"
+    rm -f "$dir/kiln.sock"
+    "$KILN_BIN" serve --listen "unix:$dir/kiln.sock" --workers "$workers" --root "$root" \
+        --socket-mode 0666 "$@" </dev/null 2>>"$dir/logs/kiln.log" &
+    echo $! >"$dir/kiln.master.pid"
+    local pid
+    pid="$(cat "$dir/kiln.master.pid")"
+    for _ in $(seq 1 100); do
+        if ! kiln_alive "$pid"; then
+            kiln_warn "kiln serve exited at start; its log:"
+            tail -n 20 "$dir/logs/kiln.log" >&2 || true
+            return 1
+        fi
+        if [ -S "$dir/kiln.sock" ] && kiln_socket_accepts "$dir/kiln.sock"; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    kiln_warn "kiln serve did not listen on $dir/kiln.sock within 10 s; its log:"
+    tail -n 20 "$dir/logs/kiln.log" >&2 || true
+    return 1
+}
+
+# True when something accepts connections on the unix socket (connect, then close at once).
+kiln_socket_accepts() {
+    python3 - "$1" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(1)
+try:
+    s.connect(sys.argv[1])
+except OSError:
+    sys.exit(1)
+finally:
+    s.close()
+PY
+}
+
+# kiln_stop_serve DIR: SIGTERM to the master (in-flight requests finish), wait up to 20 s.
+# Returns the master's exit status.
+kiln_stop_serve() {
+    local dir="$1" rc=0
+    [ -f "$dir/kiln.master.pid" ] || return 0
+    kiln_stop_pid "$(cat "$dir/kiln.master.pid")" TERM 20 || rc=$?
+    rm -f "$dir/kiln.master.pid"
+    return "$rc"
+}
+
+# kiln_worker_pids MASTER_PID: the master's child processes (the workers), one a line.
+kiln_worker_pids() {
+    pgrep -P "$1" || true
+}
+
+# kiln_http_status URL: the HTTP status of a GET (000 when nothing answered), 10 s at most.
+kiln_http_status() {
+    python3 - "$1" <<'PY'
+import sys, urllib.request, urllib.error
+try:
+    with urllib.request.urlopen(sys.argv[1], timeout=10) as r:
+        print(r.status)
+except urllib.error.HTTPError as e:
+    print(e.code)
+except Exception:
+    print("000")
+PY
+}

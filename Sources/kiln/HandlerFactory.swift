@@ -1,55 +1,76 @@
 import Glibc
+import Kiln
 import KilnCore
 import KilnServer
 import Logging
 
-// PLACEHOLDER: the pipeline replaces this file with the real ImageHandler wiring. The server layer
-// only needs these four members.
+/// Builds what a worker serves with: the standard pipeline behind the `ImageHandler`.
 enum HandlerFactory {
     /// Settings the handler reads, registered with the configuration loader (unknown keys are errors).
-    static let knownKeys: Set<String> = ["source.root"]
+    static let knownKeys: Set<String> = PipelineConfiguration.keys.union(HTTPConfiguration.keys).union(["debug.echo_handler"])
 
     /// Runs in the master before any worker starts (and on SIGHUP): throw to refuse the settings.
-    static func validate(_ values: ConfigValues) throws(ConfigError) {}
+    static func validate(_ values: ConfigValues) throws(ConfigError) {
+        _ = try HTTPConfiguration(values)
+        _ = try PipelineConfiguration(values).makePipeline()
+    }
 
     /// Runs once in each worker.
     static func makeHandler(_ values: ConfigValues, _ logger: Logger) throws -> any RequestHandling {
-        PlaceholderHandler()
+        if try values.bool("debug.echo_handler", default: false) {
+            logger.warning("debug.echo_handler is on: answering with the worker PID, not rendering")
+            return EchoHandler()
+        }
+        let pipeline = try PipelineConfiguration(values)
+        return ImageHandler(pipeline: try pipeline.makePipeline(), parser: pipeline.parser,
+                            http: try HTTPConfiguration(values), logger: logger)
     }
 
-    /// `kiln process input spec output`; returns the exit status.
+    /// `kiln process input spec output`: the same pipeline without a server. The input's folder is
+    /// the root; without `f:` in the spec the output file's extension picks the format.
     static func process(input: String, spec: String, output: String, values: ConfigValues, logger: Logger) -> Int32 {
-        Diagnostics.writeStderr("kiln process: not yet implemented\n")
-        return 1
-    }
-}
-
-/// Answers `200 text/plain "kiln worker <pid>: <uri>"`. For tests of the process layer: a URI with
-/// `sleep=<ms>` (or just `sleep`: 2000 ms) answers after that long; `bytes=<n>` pads the body to n bytes.
-struct PlaceholderHandler: RequestHandling {
-    func handle(_ request: HTTPRequest) -> HTTPResponse {
-        if request.uri.contains("sleep") {
-            PlaceholderHandler.sleep(milliseconds: PlaceholderHandler.number(after: "sleep=", in: request.uri) ?? 2000)
+        do {
+            var merged = values
+            let slash = input.lastIndex(of: "/")
+            let folder = slash.map { String(input[..<$0]) } ?? "."
+            let name = slash.map { String(input[input.index(after: $0)...]) } ?? input
+            merged.merge(["source.root": folder.isEmpty ? "/" : folder], origin: "kiln process")
+            let configuration = try PipelineConfiguration(merged)
+            let trimmed = spec == "-" ? "" : spec.split(separator: "/").joined(separator: "/")
+            var request = try configuration.parser.parse("/" + (trimmed.isEmpty ? "" : trimmed + "/") + "-/" + name, isDecoded: true)
+            if request.output.format == .source, let ext = output.split(separator: ".").last,
+               let format = ImageFormat(fileExtension: String(ext)) {
+                request.output.format = .format(format)
+            }
+            let rendered = try configuration.makePipeline().render(request)
+            try writeFile(output, rendered.data)
+            logger.info("\(output): \(rendered.format.rawValue) \(rendered.size), \(rendered.data.count) bytes; \(rendered.timeline.serverTimingHeader)")
+            return 0
+        } catch {
+            let mapped = ErrorMapping.map(error)
+            let text = (error as? ConfigError).map { "\($0)" } ?? mapped.message
+            Diagnostics.fail("\(input): \(text) (HTTP \(mapped.status))")
+            return mapped.status == 500 ? 1 : 3
         }
-        var body = Array("kiln worker \(getpid()): \(request.uri)\n".utf8)
-        if let n = PlaceholderHandler.number(after: "bytes=", in: request.uri), n > body.count, n <= 64 << 20 {
-            body += [UInt8](repeating: UInt8(ascii: "."), count: n - body.count)
+    }
+
+    struct WriteError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Writes to a temporary file beside `path`, then renames it into place.
+    static func writeFile(_ path: String, _ data: [UInt8]) throws {
+        let temp = path + ".tmp-\(getpid())"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw WriteError(description: "cannot create \(temp): \(String(cString: strerror(errno)))") }
+        var off = 0
+        while off < data.count {
+            let n = data.withUnsafeBytes { write(fd, $0.baseAddress! + off, $0.count - off) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { close(fd); unlink(temp); throw WriteError(description: "cannot write \(temp)") }
+            off += n
         }
-        return HTTPResponse(status: 200, headers: [
-            ("Content-Type", "text/plain; charset=utf-8"),
-            ("Content-Length", String(body.count)),
-        ], body: body)
-    }
-
-    static func number(after key: String, in uri: String) -> Int? {
-        guard let r = uri.range(of: key) else { return nil }
-        return Int(uri[r.upperBound...].prefix { $0.isNumber })
-    }
-
-    /// nanosleep returns early on a signal even with SA_RESTART: sleep the remainder.
-    static func sleep(milliseconds: Int) {
-        var req = timespec(tv_sec: milliseconds / 1000, tv_nsec: (milliseconds % 1000) * 1_000_000)
-        var rem = timespec()
-        while nanosleep(&req, &rem) != 0 && errno == EINTR { req = rem }
+        close(fd)
+        guard rename(temp, path) == 0 else { unlink(temp); throw WriteError(description: "cannot rename to \(path)") }
     }
 }

@@ -162,10 +162,10 @@ struct WorkerCommand: ParsableCommand {
 struct ProcessCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "process",
-        abstract: "Render one image from a file, as the server would: kiln process in.jpg w_300,f_webp out.webp")
+        abstract: "Render one image from a file, as the server would: kiln process in.jpg rs:300:200:fill/f:webp out.webp")
 
     @Argument(help: "Source image file.") var input: String
-    @Argument(help: "Processing spec, as in the URL.") var spec: String
+    @Argument(help: "Processing spec, as in the URL without the source path (e.g. rs:300:0/q:80); \"-\" for none.") var spec: String
     @Argument(help: "Output file.") var output: String
     @OptionGroup var options: SettingsOptions
 

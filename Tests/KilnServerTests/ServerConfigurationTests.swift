@@ -104,9 +104,12 @@ import Testing
         #expect(throws: ConfigError.unknownKey("server.wokers", origin: "--set")) {
             try loader.load(file: nil, environment: [:], overrides: [try ConfigOverride(assignment: "server.wokers=4")])
         }
-        #expect(throws: ConfigError.unknownKey("limits.max_pixels", origin: "environment KILN_LIMITS_MAX_PIXELS")) {
-            try loader.load(file: nil, environment: ["KILN_LIMITS_MAX_PIXELS": "1"], overrides: [])
+        #expect(throws: ConfigError.unknownKey("server.wokers", origin: "environment KILN_SERVER_WOKERS")) {
+            try loader.load(file: nil, environment: ["KILN_SERVER_WOKERS": "1"], overrides: [])
         }
+        // Variables of sections no component has belong to scripts (KILN_BIN), not to kiln.
+        let values = try loader.load(file: nil, environment: ["KILN_BIN": "/x", "KILN_SKIP_BUILD": "1"], overrides: [])
+        #expect(values.values.isEmpty)
         let path = try TemporaryFile.write("[server]\nworkers = 2\nthreads = 4\n")
         defer { unlink(path) }
         #expect(throws: ConfigError.unknownKey("server.threads", origin: "file \(path)")) {

@@ -24,7 +24,8 @@ final class ServerProcess {
         logPath = folder + "/kiln.log"
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
+        // The process-layer tests time their requests with the echo handler (`?sleep=ms`).
+        process.arguments = arguments.first == "serve" ? arguments + ["--set", "debug.echo_handler=true"] : arguments
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("KILN_") }
         env.merge(environment) { $1 }
         process.environment = env

@@ -20,6 +20,16 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// The format a file extension names (`jpg`, `jpeg`, `png`, `webp`), for `kiln process`.
+    public init?(fileExtension: String) {
+        switch fileExtension.lowercased() {
+        case "jpg", "jpeg": self = .jpeg
+        case "png": self = .png
+        case "webp": self = .webp
+        default: return nil
+        }
+    }
+
     /// Whether the encoded format can carry an alpha channel.
     public var supportsAlpha: Bool { self != .jpeg }
 }

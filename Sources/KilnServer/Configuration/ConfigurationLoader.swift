@@ -52,7 +52,11 @@ public struct ConfigurationLoader: Sendable {
             let text = try ConfigurationLoader.readFile(file)
             values.merge(try ConfigValues.parseFile(text, name: file), origin: "file \(file)")
         }
-        for (key, value) in ConfigValues.fromEnvironment(environment) {
+        // Only variables of known sections are settings: KILN_BIN or KILN_SKIP_BUILD of a script
+        // are not, while a typo such as KILN_LIMITS_MAX_PIXEL still fails as an unknown key.
+        let sections = Set(knownKeys.compactMap { $0.split(separator: ".").first.map(String.init) })
+        for (key, value) in ConfigValues.fromEnvironment(environment)
+        where sections.contains(String(key.prefix { $0 != "." })) {
             values.merge([key: value], origin: "environment KILN_\(key.uppercased().replacingOccurrences(of: ".", with: "_"))")
         }
         for o in overrides {

@@ -1,0 +1,30 @@
+import KilnCore
+
+/// Every setting the pipeline reads, validated together at start-up.
+public struct PipelineConfiguration: Sendable, Equatable {
+    public var source: SourceConfiguration
+    public var limits: LimitsConfiguration
+    public var output: OutputConfiguration
+
+    public static let keys = SourceConfiguration.keys.union(LimitsConfiguration.keys).union(OutputConfiguration.keys)
+
+    public init(_ values: ConfigValues) throws(ConfigError) {
+        source = try SourceConfiguration(values)
+        limits = try LimitsConfiguration(values)
+        output = try OutputConfiguration(values)
+    }
+
+    /// The standard pipeline over `source.root`. Fails when the root is not a folder.
+    public func makePipeline() throws(ConfigError) -> ImagePipeline {
+        let files: FileSource
+        do {
+            files = try FileSource(root: source.root, maxFileBytes: limits.maxFileBytes)
+        } catch {
+            throw .invalid(key: "source.root", value: source.root, expected: "an existing folder", origin: "")
+        }
+        return ImagePipeline(stages: .standard(source: files), limits: limits, output: output)
+    }
+
+    /// The parser with this configuration's limits.
+    public var parser: SpecParser { SpecParser(maxDimension: limits.maxDimension) }
+}

@@ -1,0 +1,36 @@
+import Glibc
+import KilnServer
+
+// Test instrumentation for the process layer, off by default: `debug.echo_handler = true` makes
+// every worker answer with its PID instead of rendering, so the master/worker tests (respawn,
+// reload, drain, recycle) can use requests of an exact duration. Never enable it in production.
+
+/// Answers `200 text/plain "kiln worker <pid>: <uri>"`. For tests of the process layer: a URI with
+/// `sleep=<ms>` (or just `sleep`: 2000 ms) answers after that long; `bytes=<n>` pads the body to n bytes.
+struct EchoHandler: RequestHandling {
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+        if request.uri.contains("sleep") {
+            EchoHandler.sleep(milliseconds: EchoHandler.number(after: "sleep=", in: request.uri) ?? 2000)
+        }
+        var body = Array("kiln worker \(getpid()): \(request.uri)\n".utf8)
+        if let n = EchoHandler.number(after: "bytes=", in: request.uri), n > body.count, n <= 64 << 20 {
+            body += [UInt8](repeating: UInt8(ascii: "."), count: n - body.count)
+        }
+        return HTTPResponse(status: 200, headers: [
+            ("Content-Type", "text/plain; charset=utf-8"),
+            ("Content-Length", String(body.count)),
+        ], body: body)
+    }
+
+    static func number(after key: String, in uri: String) -> Int? {
+        guard let r = uri.range(of: key) else { return nil }
+        return Int(uri[r.upperBound...].prefix { $0.isNumber })
+    }
+
+    /// nanosleep returns early on a signal even with SA_RESTART: sleep the remainder.
+    static func sleep(milliseconds: Int) {
+        var req = timespec(tv_sec: milliseconds / 1000, tv_nsec: (milliseconds % 1000) * 1_000_000)
+        var rem = timespec()
+        while nanosleep(&req, &rem) != 0 && errno == EINTR { req = rem }
+    }
+}

@@ -1,0 +1,36 @@
+#ifndef KILN_PNG_H
+#define KILN_PNG_H
+/* libpng's low-level API behind fixed-arity functions: setjmp/longjmp error handling stays in C. */
+
+#include <stddef.h>
+
+/* Row filter choices, the same bits as libpng's PNG_FILTER_* (png_set_filter). */
+enum {
+    KILN_PNG_FILTER_NONE = 0x08,
+    KILN_PNG_FILTER_SUB = 0x10,
+    KILN_PNG_FILTER_UP = 0x20,
+    KILN_PNG_FILTER_AVG = 0x40,
+    KILN_PNG_FILTER_PAETH = 0x80,
+    KILN_PNG_FILTER_ALL = 0xF8
+};
+
+/* Encodes 8-bit RGB (channels 3) or RGBA (channels 4) rows, `stride` bytes apart, to PNG.
+ * level: zlib level 0...9; interlace: nonzero for Adam7; filters: KILN_PNG_FILTER_* bits;
+ * icc/icc_size: optional profile for an iCCP chunk (NULL/0 for none; an invalid profile is dropped).
+ * On success returns 0 and sets *out (free with kiln_png_free) and *out_size.
+ * On failure returns -1 and writes libpng's message (NUL-terminated) into message[message_size]. */
+int kiln_png_encode(const unsigned char *pixels, unsigned int width, unsigned int height, int channels,
+                    size_t stride, int level, int interlace, int filters,
+                    const unsigned char *icc, size_t icc_size,
+                    unsigned char **out, size_t *out_size, char *message, size_t message_size);
+
+/* Reads the chunks before the image data and returns a copy of the iCCP profile.
+ * Returns 1 with *out (free with kiln_png_free) and *out_size set when a valid profile is present,
+ * 0 when there is none (or libpng dropped it as invalid), -1 on a read error (message filled). */
+int kiln_png_read_icc(const unsigned char *data, size_t size,
+                      unsigned char **out, size_t *out_size, char *message, size_t message_size);
+
+/* Frees a buffer returned by kiln_png_encode or kiln_png_read_icc. */
+void kiln_png_free(unsigned char *buffer);
+
+#endif

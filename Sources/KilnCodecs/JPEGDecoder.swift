@@ -1,0 +1,88 @@
+import CTurboJPEG
+import KilnCore
+
+/// Decodes JPEG with libjpeg-turbo's TurboJPEG API (v2, libjpeg-turbo 2.1).
+///
+/// - Strict policy: every libjpeg warning ("Premature end of JPEG file", "Corrupt JPEG data: …",
+///   "Inconsistent progression sequence …") is a `DecodeError.corrupt` carrying libjpeg's message,
+///   and TurboJPEG's scan limit refuses progressive scan bombs.
+/// - Shrink-on-load: the smallest DCT scaling factor M/8 whose output still covers
+///   `DecodeOptions.minimumSize`; the header keeps the full size.
+/// - Output is RGB. Grey expands to RGB; CMYK and YCCK are converted in Swift (`CMYKConversion`).
+/// - EXIF orientation and the ICC profile come from a Swift scan of the marker segments.
+public struct JPEGDecoder: ImageDecoding {
+    public init() {}
+
+    public func readHeader(_ data: [UInt8]) throws(DecodeError) -> ImageHeader {
+        try data.withUnsafeBytes { bytes in
+            Result { () throws(DecodeError) -> ImageHeader in
+                let handle = try Self.makeHandle()
+                return try Self.header(bytes, handle: handle).header
+            }
+        }.get()
+    }
+
+    public func decode(_ data: [UInt8], options: DecodeOptions) throws(DecodeError) -> DecodedImage {
+        try data.withUnsafeBytes { bytes in
+            Result { () throws(DecodeError) -> DecodedImage in try Self.decode(bytes, options: options) }
+        }.get()
+    }
+
+    // MARK: - Implementation
+
+    private struct HeaderInfo {
+        var header: ImageHeader
+        var colorspace: Int32
+    }
+
+    private static func makeHandle() throws(DecodeError) -> TurboJPEGHandle {
+        guard let handle = TurboJPEGHandle.decompressor() else {
+            throw .corrupt("TurboJPEG could not create a decompressor")
+        }
+        return handle
+    }
+
+    /// Reads the frame header with TurboJPEG (no pixels) and the orientation from the markers.
+    private static func header(_ bytes: UnsafeRawBufferPointer, handle: TurboJPEGHandle) throws(DecodeError) -> HeaderInfo {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { throw .corrupt("empty JPEG data") }
+        var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
+        let rc = tjDecompressHeader3(handle.raw, base.assumingMemoryBound(to: UInt8.self), UInt(bytes.count),
+                                     &width, &height, &subsampling, &colorspace)
+        guard rc == 0 else { throw handle.decodeError }
+        let markers = JPEGMarkers.scan(bytes, collectICC: false)
+        let header = ImageHeader(format: .jpeg, width: Int(width), height: Int(height),
+                                 frameCount: 1, orientation: markers.orientation, hasAlpha: false)
+        return HeaderInfo(header: header, colorspace: colorspace)
+    }
+
+    private static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions) throws(DecodeError) -> DecodedImage {
+        let handle = try makeHandle()
+        let info = try header(bytes, handle: handle)
+        try options.limits.check(info.header)
+
+        let factor = TurboJPEGHandle.factor(for: info.header.size, minimum: options.minimumSize)
+        let width = TurboJPEGHandle.scaled(info.header.width, factor)
+        let height = TurboJPEGHandle.scaled(info.header.height, factor)
+        let isCMYK = info.colorspace == Int32(TJCS_CMYK.rawValue) || info.colorspace == Int32(TJCS_YCCK.rawValue)
+        let pixelFormat = isCMYK ? TJPF_CMYK : TJPF_RGB
+        let channels = isCMYK ? 4 : 3
+        let flags = TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS
+
+        var failed = false
+        let decoded = [UInt8](unsafeUninitializedCapacity: width * height * channels) { buffer, initialized in
+            let rc = tjDecompress2(handle.raw, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                   UInt(bytes.count), buffer.baseAddress, Int32(width), Int32(width * channels),
+                                   Int32(height), pixelFormat.rawValue, flags)
+            failed = rc != 0
+            initialized = failed ? 0 : width * height * channels
+        }
+        guard !failed else { throw handle.decodeError }
+
+        let markers = JPEGMarkers.scan(bytes, collectICC: true)
+        let rgb = isCMYK
+            ? CMYKConversion.rgb(fromCMYK: decoded, inverted: markers.hasAdobeMarker)
+            : decoded
+        let buffer = PixelBuffer(width: width, height: height, channels: 3, pixels: rgb)
+        return DecodedImage(buffer: buffer, header: info.header, iccProfile: markers.iccProfile)
+    }
+}

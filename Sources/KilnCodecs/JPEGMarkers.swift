@@ -1,0 +1,88 @@
+/// What the JPEG decoder reads from the marker segments itself (TurboJPEG 2.1 exposes neither):
+/// the EXIF orientation, the ICC profile and whether an Adobe APP14 marker is present.
+///
+/// The scan walks the segments from SOI to the first SOS and never touches entropy-coded data.
+/// Every read is bounds-checked by hand (the target is built with `-Ounchecked`).
+struct JPEGMarkers {
+    /// EXIF orientation 1...8 from the first APP1 "Exif\0\0" segment; 1 when absent.
+    var orientation = 1
+    /// True when an APP14 "Adobe" segment was seen (its CMYK data are stored inverted).
+    var hasAdobeMarker = false
+    /// The ICC profile assembled from APP2 "ICC_PROFILE\0" segments in sequence order, nil when
+    /// absent, not asked for, or inconsistent (missing or duplicate sequence numbers).
+    var iccProfile: [UInt8]?
+
+    private static let iccSignature: [UInt8] = Array("ICC_PROFILE".utf8) + [0]
+    private static let adobeSignature: [UInt8] = Array("Adobe".utf8)
+
+    /// Scans `data`. Malformed segment structure ends the scan quietly: libjpeg reports it when decoding.
+    static func scan(_ data: UnsafeRawBufferPointer, collectICC: Bool) -> JPEGMarkers {
+        var result = JPEGMarkers()
+        guard data.count >= 4, data[0] == 0xFF, data[1] == 0xD8 else { return result }
+        var exifSeen = false
+        var iccChunks: [(sequence: Int, total: Int, range: Range<Int>)] = []
+        var pos = 2
+        while pos < data.count {
+            guard data[pos] == 0xFF else { break }
+            while pos < data.count && data[pos] == 0xFF { pos += 1 }   // fill bytes
+            guard pos < data.count else { break }
+            let marker = data[pos]
+            pos += 1
+            // Stand-alone markers carry no length.
+            if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) { continue }
+            if marker == 0xDA || marker == 0xD9 { break }   // SOS: entropy-coded data follow; EOI
+            guard pos + 2 <= data.count else { break }
+            let length = Int(data[pos]) << 8 | Int(data[pos + 1])
+            guard length >= 2, pos + length <= data.count else { break }
+            let body = pos + 2 ..< pos + length
+            pos += length
+            switch marker {
+            case 0xE1 where !exifSeen:
+                let segment = UnsafeRawBufferPointer(rebasing: data[body])
+                if ExifOrientation.hasExifIdentifier(segment) {
+                    exifSeen = true
+                    result.orientation = ExifOrientation.read(segment)
+                }
+            case 0xE2 where collectICC:
+                if body.count >= 14 && starts(data, at: body.lowerBound, with: iccSignature) {
+                    let sequence = Int(data[body.lowerBound + 12]), total = Int(data[body.lowerBound + 13])
+                    iccChunks.append((sequence, total, body.lowerBound + 14 ..< body.upperBound))
+                }
+            case 0xEE:
+                if starts(data, at: body.lowerBound, with: adobeSignature) && body.count >= 12 {
+                    result.hasAdobeMarker = true
+                }
+            default:
+                break
+            }
+        }
+        if collectICC { result.iccProfile = assembleICC(iccChunks, in: data) }
+        return result
+    }
+
+    private static func starts(_ data: UnsafeRawBufferPointer, at offset: Int, with signature: [UInt8]) -> Bool {
+        guard offset >= 0, offset + signature.count <= data.count else { return false }
+        for (index, byte) in signature.enumerated() where data[offset + index] != byte { return false }
+        return true
+    }
+
+    /// Concatenates the chunks in sequence order, as libjpeg's `jpeg_read_icc_profile` does; nil when
+    /// the numbering is inconsistent.
+    private static func assembleICC(_ chunks: [(sequence: Int, total: Int, range: Range<Int>)],
+                                    in data: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard let total = chunks.first?.total, total > 0, chunks.count == total else { return nil }
+        var bySequence = [Range<Int>?](repeating: nil, count: total)
+        for chunk in chunks {
+            guard chunk.total == total, (1...total).contains(chunk.sequence),
+                  bySequence[chunk.sequence - 1] == nil else { return nil }
+            bySequence[chunk.sequence - 1] = chunk.range
+        }
+        var profile: [UInt8] = []
+        profile.reserveCapacity(chunks.reduce(0) { $0 + $1.range.count })
+        for range in bySequence {
+            guard let range else { return nil }
+            profile.append(contentsOf: data[range])
+        }
+        return profile.isEmpty ? nil : profile
+    }
+}

@@ -1,0 +1,46 @@
+import KilnCore
+
+/// A walk over PNG chunk headers (no CRC checks, no decompression) before libpng sees the file.
+///
+/// It refuses chunks that claim more bytes than the file has. libpng 1.6.39 allocates and zeroes
+/// the declared length of an oversized ancillary chunk before it notices the data is missing:
+/// the 57-byte `libpng_huge_tEXt_chunk.png` (a tEXt chunk claiming 1 GiB) cost 2-3 s of CPU and
+/// 1 GiB of memory inside `png_image_begin_read_from_memory`. It also learns whether an iCCP
+/// chunk comes before the image data. Bounds are checked by hand (the target uses `-Ounchecked`).
+struct PNGChunks {
+    /// True when an iCCP chunk comes before the first IDAT.
+    var hasICCProfile = false
+
+    private static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+
+    /// Walks the chunks up to IEND. A truncated IDAT is left to libpng, which reports it with its
+    /// own message when decoding; any other chunk that runs past the end is `corrupt` here.
+    static func scan(_ bytes: UnsafeRawBufferPointer) throws(DecodeError) -> PNGChunks {
+        var result = PNGChunks()
+        guard bytes.count >= 8 else { throw .corrupt("not a PNG file (too short)") }
+        for index in 0..<8 where bytes[index] != signature[index] { throw .corrupt("not a PNG file (bad signature)") }
+        var pos = 8
+        var seenIDAT = false
+        while pos + 8 <= bytes.count {
+            let length = Int(bytes[pos]) << 24 | Int(bytes[pos + 1]) << 16 | Int(bytes[pos + 2]) << 8 | Int(bytes[pos + 3])
+            let type = (bytes[pos + 4], bytes[pos + 5], bytes[pos + 6], bytes[pos + 7])
+            let isIDAT = type == (0x49, 0x44, 0x41, 0x54)
+            if type == (0x69, 0x43, 0x43, 0x50) && !seenIDAT { result.hasICCProfile = true }   // "iCCP"
+            if type == (0x49, 0x45, 0x4E, 0x44) { break }                                      // "IEND"
+            let end = pos + 12 + length
+            if end > bytes.count {
+                if isIDAT { break }
+                throw .corrupt("\(name(type)): chunk length \(length) runs past the end of the data (truncated)")
+            }
+            seenIDAT = seenIDAT || isIDAT
+            pos = end
+        }
+        return result
+    }
+
+    private static func name(_ type: (UInt8, UInt8, UInt8, UInt8)) -> String {
+        let bytes = [type.0, type.1, type.2, type.3]
+        guard bytes.allSatisfy({ (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }) else { return "chunk" }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

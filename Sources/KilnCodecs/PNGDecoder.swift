@@ -1,0 +1,67 @@
+import CKilnShims
+import KilnCore
+
+/// Decodes PNG with libpng's simplified API (`png_image_*`, which handles libpng's setjmp itself).
+///
+/// - The header comes from `png_image_begin_read_from_memory`, which reads the chunks before the
+///   image data only; the limits are checked before `png_image_finish_read` allocates anything.
+/// - Output is 8-bit RGBA when the file has alpha or tRNS, else RGB; palette, grey, 1-16-bit and
+///   Adam7 files all come out that way. The simplified API converts to sRGB: a gAMA chunk is
+///   honoured (PngSuite's gamma-1.0 files come out brighter, as in browsers that honour gAMA),
+///   and 16-bit files without gAMA are taken as sRGB-encoded (`PNG_IMAGE_FLAG_16BIT_sRGB`) rather
+///   than as linear light, so a 16-bit file decodes like its 8-bit reduction.
+/// - CRC errors in critical chunks and truncated data are `DecodeError.corrupt` with libpng's message;
+///   chunks claiming more bytes than the file holds are refused before libpng allocates for them
+///   (`PNGChunks`).
+/// - APNG: the default image. The ICC profile comes from iCCP through the low-level API (C shim),
+///   read only when a scan of the chunk headers finds an iCCP chunk.
+public struct PNGDecoder: ImageDecoding {
+    public init() {}
+
+    public func readHeader(_ data: [UInt8]) throws(DecodeError) -> ImageHeader {
+        try data.withUnsafeBytes { bytes in
+            Result { () throws(DecodeError) -> ImageHeader in
+                _ = try PNGChunks.scan(bytes)
+                return Self.header(of: try PNGImageReader(bytes))
+            }
+        }.get()
+    }
+
+    public func decode(_ data: [UInt8], options: DecodeOptions) throws(DecodeError) -> DecodedImage {
+        try data.withUnsafeBytes { bytes in
+            Result { () throws(DecodeError) -> DecodedImage in try Self.decode(bytes, options: options) }
+        }.get()
+    }
+
+    // MARK: - Implementation
+
+    private static func header(of reader: PNGImageReader) -> ImageHeader {
+        ImageHeader(format: .png, width: reader.width, height: reader.height, frameCount: 1,
+                    orientation: 1, hasAlpha: reader.hasAlpha)
+    }
+
+    private static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions) throws(DecodeError) -> DecodedImage {
+        let chunks = try PNGChunks.scan(bytes)
+        let reader = try PNGImageReader(bytes)
+        let header = header(of: reader)
+        try options.limits.check(header)
+        let channels = header.hasAlpha ? 4 : 3
+        let pixels = try reader.finishRead(channels: channels)
+        let icc = chunks.hasICCProfile ? readICC(bytes) : nil
+        let buffer = PixelBuffer(width: header.width, height: header.height, channels: channels, pixels: pixels)
+        return DecodedImage(buffer: buffer, header: header, iccProfile: icc)
+    }
+
+    /// The iCCP profile, nil when libpng finds it invalid (a broken profile never fails the decode).
+    private static func readICC(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard let base = bytes.baseAddress else { return nil }
+        var output: UnsafeMutablePointer<UInt8>? = nil
+        var size = 0
+        var message = [CChar](repeating: 0, count: 128)
+        let found = kiln_png_read_icc(base.assumingMemoryBound(to: UInt8.self), bytes.count,
+                                      &output, &size, &message, message.count)
+        defer { if let output { kiln_png_free(output) } }
+        guard found == 1, let output, size > 0 else { return nil }
+        return Array(UnsafeBufferPointer(start: output, count: size))
+    }
+}

@@ -1,0 +1,48 @@
+import CWebP
+
+/// A parsed WebP container (libwebp's demuxer) over bytes that outlive it: canvas size, frame
+/// count and metadata chunks, without decoding any image data.
+///
+/// `WebPDemux` needs the whole file: a truncated container is refused here, before decoding.
+final class WebPContainer {
+    private let demuxer: OpaquePointer
+
+    /// nil when the container is malformed or truncated. `bytes` must stay valid while this lives.
+    init?(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return nil }
+        var data = WebPData(bytes: base.assumingMemoryBound(to: UInt8.self), size: bytes.count)
+        guard let demuxer = WebPDemux(&data) else { return nil }
+        self.demuxer = demuxer
+    }
+
+    deinit { WebPDemuxDelete(demuxer) }
+
+    var canvasWidth: Int { Int(WebPDemuxGetI(demuxer, WEBP_FF_CANVAS_WIDTH)) }
+    var canvasHeight: Int { Int(WebPDemuxGetI(demuxer, WEBP_FF_CANVAS_HEIGHT)) }
+    var frameCount: Int { Int(WebPDemuxGetI(demuxer, WEBP_FF_FRAME_COUNT)) }
+
+    /// The payload of the first chunk named `fourCC` ("EXIF", "ICCP", "XMP "), handed to `body`
+    /// while the demuxer is alive; nil when absent.
+    func withChunk<T>(_ fourCC: String, _ body: (UnsafeRawBufferPointer) -> T) -> T? {
+        var iterator = WebPChunkIterator()
+        guard WebPDemuxGetChunk(demuxer, fourCC, 1, &iterator) != 0 else { return nil }
+        defer { WebPDemuxReleaseChunkIterator(&iterator) }
+        guard let bytes = iterator.chunk.bytes, iterator.chunk.size > 0 else { return nil }
+        return body(UnsafeRawBufferPointer(start: bytes, count: iterator.chunk.size))
+    }
+
+    /// EXIF orientation 1...8 from the "EXIF" chunk (TIFF bytes, "Exif\0\0" prefix tolerated).
+    var orientation: Int {
+        withChunk("EXIF") { ExifOrientation.read($0) } ?? 1
+    }
+
+    /// The "ICCP" chunk's profile bytes.
+    var iccProfile: [UInt8]? {
+        withChunk("ICCP") { Array($0) }
+    }
+
+    /// True when the RIFF container has a VP8X chunk, the only kind that can carry EXIF, ICCP or animation.
+    static func isExtended(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.count >= 16 && bytes[12] == 0x56 && bytes[13] == 0x50 && bytes[14] == 0x38 && bytes[15] == 0x58
+    }
+}

@@ -1,0 +1,38 @@
+import KilnCore
+import KilnCodecs
+import Testing
+
+/// The `DecodeError` a decode throws, nil when it succeeds (any other error is a test failure).
+func decodeFailure<T>(_ body: () throws -> T) -> DecodeError? {
+    do {
+        _ = try body()
+        return nil
+    } catch let error as DecodeError {
+        return error
+    } catch {
+        Issue.record(error)
+        return nil
+    }
+}
+
+extension DecodeError {
+    var isCorrupt: Bool { if case .corrupt = self { true } else { false } }
+    var isOverLimit: Bool { if case .overLimit = self { true } else { false } }
+    var message: String {
+        switch self {
+        case .corrupt(let text), .overLimit(let text), .unsupported(let text): text
+        }
+    }
+}
+
+/// The decoder for a corpus row's libmagic type.
+func corpusDecoder(for entry: Corpus.Entry) -> (any ImageDecoding)? {
+    entry.format.map { Codecs.decoder(for: $0) }
+}
+
+/// Seconds taken by `body`.
+func seconds(_ body: () throws -> Void) rethrows -> Double {
+    let clock = ContinuousClock()
+    let elapsed = try clock.measure(body)
+    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+}

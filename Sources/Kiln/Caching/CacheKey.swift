@@ -1,0 +1,61 @@
+import KilnCore
+
+/// The identity of one cached result: the canonical request, the output format as far as it is
+/// known before rendering, the source version, the encoder settings and a format version.
+///
+/// `hex` (SHA-256 of `text`) names memory entries, disk files and lock files; `text` is stored in
+/// every disk entry and compared on read. Never `hashValue` (it changes from process to process).
+public struct CacheKey: Sendable, Hashable {
+    /// Bump when the same key would have to give different bytes (a new encoder, a changed
+    /// processor) or when the disk entry layout changes: old entries then simply stop matching.
+    public static let formatVersion = 1
+
+    /// The text the digest is taken of.
+    public let text: String
+    /// SHA-256 of `text`: 64 lowercase hex digits.
+    public let hex: String
+    /// The source path relative to the root (kept in disk entries for `purge(sourcePath:)`).
+    public let sourcePath: String
+
+    /// - Parameters:
+    ///   - canonicalRequest: `ImageRequest.canonical` (ends with the source path).
+    ///   - outputFormat: the output format as decided before rendering: `jpeg`, `png`, `webp`, or
+    ///     `source` when it is the source's format (a function of the source version, which is
+    ///     part of the key). `CacheKey.outputToken(_:accept:)` computes it.
+    ///   - source: the source version (`SourceLoading.identity(of:)`, one `stat`).
+    ///   - settings: configuration that changes the bytes for the same URL (quality defaults,
+    ///     WebP method, background): `OutputConfiguration.cacheFingerprint`.
+    public init(canonicalRequest: String, outputFormat: String, source: SourceIdentity, sourcePath: String,
+                settings: String = "", version: Int = CacheKey.formatVersion) {
+        // The request is length-prefixed so that no spelling of it can imitate the fields after it.
+        text = "kiln-cache/\(version)\n\(canonicalRequest.utf8.count):\(canonicalRequest)\n\(outputFormat)\n\(source.canonical)\n\(settings)"
+        hex = Digest.sha256Hex(text)
+        self.sourcePath = sourcePath
+    }
+
+    /// The key of `request` for a client sending `accept`, from the source's identity.
+    public init(request: ImageRequest, accept: String?, source: SourceIdentity, settings: String = "") {
+        self.init(canonicalRequest: request.canonical, outputFormat: CacheKey.outputToken(request.output, accept: accept),
+                  source: source, sourcePath: request.sourcePath, settings: settings)
+    }
+
+    /// The output format as far as it is known before the source is read: `f:auto` becomes
+    /// `webp` or `source` depending on `Accept`, exactly as `OutputOptions.resolvedFormat` decides.
+    public static func outputToken(_ options: OutputOptions, accept: String?) -> String {
+        switch options.format {
+        case .format(let f): return f.rawValue
+        case .source: return "source"
+        case .auto:
+            if let accept, AcceptHeader(accept).allows("image/webp") { return ImageFormat.webp.rawValue }
+            return "source"
+        }
+    }
+}
+
+extension OutputConfiguration {
+    /// The settings that change encoded bytes, for `CacheKey(settings:)`: a changed default
+    /// quality must not serve results encoded with the old one.
+    public var cacheFingerprint: String {
+        "jq=\(jpegQuality);wq=\(webpQuality);wm=\(webpMethod);pz=\(pngCompressionLevel);bg=\(background.map { String($0) }.joined(separator: ","))"
+    }
+}

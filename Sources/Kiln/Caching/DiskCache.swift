@@ -1,0 +1,352 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import KilnCore
+import Logging
+
+/// A cache of entries shared by processes through the file system (Nuke's `DataCaching`), and
+/// the place where they agree who renders a key.
+public protocol DataCaching: AnyObject {
+    /// The entry for `key`, nil when missing, unreadable, corrupt (then removed) or an expired failure.
+    func entry(for key: CacheKey) -> CacheEntry?
+    /// Stores atomically; false (after logging) when it could not, leaving nothing behind.
+    @discardableResult func store(_ entry: CacheEntry, for key: CacheKey) -> Bool
+    func removeEntry(for key: CacheKey)
+    /// An exclusive lock on `key` across processes, waiting up to `timeout` seconds for its holder.
+    func lock(_ key: CacheKey, timeout: Double) -> LockResult
+    /// A cheap check after stores; sweeps when enough was written since the last sweep.
+    @discardableResult func maybeSweep() -> SweepStats?
+}
+
+/// The answer of `DataCaching.lock`.
+public enum LockResult {
+    /// Held; `waited` when another process held it first.
+    case acquired(RenderLock, waited: Bool)
+    /// Another process held it for the whole timeout.
+    case timedOut
+    /// Locks cannot be taken (folder not writable): go on without.
+    case unavailable
+}
+
+/// An exclusive `flock` on a key's lock file. The kernel releases it when the process dies, so a
+/// killed holder never blocks others; `release()` (or deinit) removes the file and unlocks.
+///
+/// Lock files are removed while locked, so a waiter may end up holding a lock on a file that is no
+/// longer linked: `DiskCache.lock` only returns after checking (after locking) that the path still
+/// names the file it locked, and retries otherwise. The holder of a verified lock is therefore the
+/// only one allowed to remove the path, which keeps that check valid.
+public final class RenderLock {
+    let fd: Int32
+    let path: String
+    public private(set) var isHeld = true
+
+    init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+
+    public func release() {
+        guard isHeld else { return }
+        isHeld = false
+        unlink(path)
+        close(fd)
+    }
+
+    /// What the kernel does when the holder is killed: the lock goes, the file stays.
+    func abandon() {
+        guard isHeld else { return }
+        isHeld = false
+        close(fd)
+    }
+
+    deinit { release() }
+}
+
+/// The disk cache: one file per entry, named by the key's SHA-256 in fan-out folders.
+///
+/// ```
+/// <path>/ab/cd/abcd…(64 hex)     entries (EntryCodec: header + body)
+/// <path>/tmp/<hex16>.<pid>.<n>   files being written, renamed into place when complete
+/// <path>/locks/ab/<hex>.lock     render locks (flock), removed by their holder or by the sweep
+/// <path>/sweep.lock              held (flock, non-blocking) by the one process sweeping
+/// ```
+/// Readers see a whole entry or none (temporary file + `rename` in the same file system); a
+/// damaged entry (truncated, bad checksum) is a miss and is removed. No `fsync`: after a power
+/// loss an entry may be damaged, and is then detected, but never served.
+///
+/// Access is recorded in the entry's mtime, at most once per `touchInterval` per entry
+/// (`futimens` on hits whose mtime is older); the sweep evicts by mtime.
+/// Not thread-safe: one instance per process.
+public final class DiskCache: DataCaching {
+    public let path: String
+    /// Bytes of entries (sum of file sizes) above which a sweep evicts.
+    public let sizeLimit: Int
+    /// A sweep evicts down to `lowWater × sizeLimit`.
+    public let lowWater: Double
+    /// Seconds between two recordings of access to the same entry. Default 60.
+    public var touchInterval: Int64 = 60
+    /// Seconds after which unlocked lock files and temporary files are removed by the sweep. Default 600.
+    public var staleAge: Double = 600
+    /// The sweep checks every entry of at most this size for an expired failure (they have no body).
+    var failureProbeSize = 16 << 10
+
+    let logger: Logger
+    /// Wall clock in milliseconds since the epoch (injected by tests).
+    let now: () -> Int64
+    private var warnedStore = false
+    private var warnedLock = false
+    private var sequence = 0
+    /// Bytes stored since the last `maybeSweep` that swept.
+    public internal(set) var bytesSinceSweep = 0
+
+    /// Creates the folder when missing; if that fails the cache still works as an always-missing,
+    /// never-storing cache and the failure is logged once.
+    public init(path: String, sizeLimit: Int = 1 << 30, lowWater: Double = 0.9, logger: Logger,
+                now: @escaping () -> Int64 = DiskCache.wallClockMilliseconds) {
+        var p = path
+        while p.count > 1 && p.hasSuffix("/") { p.removeLast() }
+        self.path = p
+        self.sizeLimit = sizeLimit
+        self.lowWater = min(1, max(0, lowWater))
+        self.logger = logger
+        self.now = now
+        if !CacheFiles.makeDirectories(p) {
+            _ = storeFailed("cannot create the cache folder \(p): \(CacheFiles.errorText(errno))")
+        }
+    }
+
+    /// The disk cache of a configuration, nil when `cache.disk_path` is empty.
+    public convenience init?(_ configuration: CacheConfiguration, logger: Logger) {
+        guard configuration.diskEnabled else { return nil }
+        self.init(path: configuration.diskPath, sizeLimit: configuration.diskSizeLimit, lowWater: configuration.diskLowWater, logger: logger)
+    }
+
+    /// Wall clock, milliseconds since the epoch (the clock of negative entries' expiry).
+    public static func wallClockMilliseconds() -> Int64 { CacheFiles.wallMilliseconds() }
+
+    // MARK: Paths
+
+    func entryPath(_ hex: String) -> String {
+        let u = hex.utf8
+        let a = Substring(u.prefix(2)), b = Substring(u.dropFirst(2).prefix(2))
+        return "\(path)/\(a)/\(b)/\(hex)"
+    }
+
+    func lockPath(_ hex: String) -> String { "\(path)/locks/\(Substring(hex.utf8.prefix(2)))/\(hex).lock" }
+    var tempFolder: String { path + "/tmp" }
+    var lockFolder: String { path + "/locks" }
+    var sweepLockPath: String { path + "/sweep.lock" }
+
+    // MARK: Reading
+
+    public func entry(for key: CacheKey) -> CacheEntry? {
+        let p = entryPath(key.hex)
+        let fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return nil }
+        switch DiskCache.read(fd, st, body: true) {
+        case .missing:
+            return nil
+        case .corrupt(let why):
+            discardCorrupt(fd, p, why)
+            return nil
+        case let .found(header, body):
+            guard header.key == key.text else {
+                discardCorrupt(fd, p, "holds another key")
+                return nil
+            }
+            if header.kind == EntryCodec.kindFailure {
+                guard header.expires == 0 || header.expires > now() else { return nil }
+                return .failure(status: header.status, message: header.message, expires: header.expires)
+            }
+            if now() / 1000 - Int64(st.st_mtim.tv_sec) >= touchInterval { futimens(fd, nil) }
+            return .image(CachedImage(data: body, contentType: header.contentType, etag: header.etag,
+                                      lastModified: header.lastModified, sourcePath: header.sourcePath))
+        }
+    }
+
+    enum ReadOutcome {
+        case missing
+        case corrupt(String)
+        case found(EntryCodec.Header, [UInt8])
+    }
+
+    /// Reads and checks the entry open on `fd`; with `body: false` only the header (no checksum).
+    static func read(_ fd: Int32, _ st: stat, body wantBody: Bool) -> ReadOutcome {
+        guard (st.st_mode & S_IFMT) == S_IFREG else { return .corrupt("not a regular file") }
+        let size = Int(st.st_size)
+        var head = [UInt8](repeating: 0, count: min(size, 4096))
+        guard head.withUnsafeMutableBytes({ CacheFiles.readFully(fd, into: $0, offset: 0) }) == head.count else {
+            return .corrupt("short read")
+        }
+        var parsed = head.withUnsafeBytes { EntryCodec.parse($0, fileSize: size) }
+        if case .needMore(let n) = parsed {
+            let have = head.count
+            head += [UInt8](repeating: 0, count: n - have)
+            guard head.withUnsafeMutableBytes({ CacheFiles.readFully(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[have...]), offset: have) }) == n - have else {
+                return .corrupt("short read")
+            }
+            parsed = head.withUnsafeBytes { EntryCodec.parse($0, fileSize: size) }
+        }
+        guard case .header(let header) = parsed else {
+            if case .corrupt(let why) = parsed { return .corrupt(why) }
+            return .corrupt("unreadable header")
+        }
+        guard wantBody else { return .found(header, []) }
+        let h = header.headerSize, n = header.bodySize
+        var complete = true
+        let body = [UInt8](unsafeUninitializedCapacity: n) { buf, count in
+            let inHead = min(head.count - h, n)
+            if inHead > 0 {
+                head.withUnsafeBytes { src in
+                    UnsafeMutableRawBufferPointer(buf).copyMemory(from: UnsafeRawBufferPointer(rebasing: src[h..<(h + inHead)]))
+                }
+            }
+            let rest = UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buf)[inHead...])
+            let got = rest.isEmpty ? 0 : CacheFiles.readFully(fd, into: rest, offset: h + inHead)
+            if got != rest.count { complete = false }
+            count = complete ? n : 0
+        }
+        guard complete else { return .corrupt("short read") }
+        var sum = EntryChecksum()
+        head.withUnsafeBytes { sum.update(UnsafeRawBufferPointer(rebasing: $0[0..<(h - 8)])) }
+        body.withUnsafeBytes { sum.update($0) }
+        guard sum.value == header.checksum else { return .corrupt("checksum mismatch") }
+        return .found(header, body)
+    }
+
+    /// Removes a damaged entry unless the path already names another file (a fresh entry renamed
+    /// into place meanwhile).
+    private func discardCorrupt(_ fd: Int32, _ p: String, _ why: String) {
+        logger.warning("disk cache: removing damaged entry \(p): \(why)")
+        if CacheFiles.isSameFile(fd, p) { unlink(p) }
+    }
+
+    // MARK: Writing
+
+    @discardableResult
+    public func store(_ entry: CacheEntry, for key: CacheKey) -> Bool {
+        var body: [UInt8] = []
+        if case .image(let image) = entry { body = image.data }
+        let header = EntryCodec.encodeHeader(entry, key: key, body: body)
+        let final = entryPath(key.hex)
+
+        var tmp = ""
+        var fd: Int32 = -1
+        var code: Int32 = 0
+        for attempt in 0..<4 {
+            sequence += 1
+            tmp = "\(tempFolder)/\(Substring(key.hex.utf8.prefix(16))).\(getpid()).\(sequence)"
+            fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            if fd >= 0 { break }
+            code = errno
+            if code == ENOENT && attempt == 0 { CacheFiles.makeDirectories(tempFolder); continue }
+            if code != EEXIST { break }
+        }
+        guard fd >= 0 else {
+            return storeFailed("cannot create a file in \(tempFolder): \(CacheFiles.errorText(code))")
+        }
+        let written = header.withUnsafeBytes { h in body.withUnsafeBytes { b in CacheFiles.writeFully(fd, h, b) } }
+        code = errno
+        if !written {
+            close(fd)
+            unlink(tmp)
+            return storeFailed("cannot write \(tmp): \(CacheFiles.errorText(code))")
+        }
+        if close(fd) != 0 {
+            code = errno
+            unlink(tmp)
+            return storeFailed("cannot write \(tmp): \(CacheFiles.errorText(code))")
+        }
+        if rename(tmp, final) != 0 {
+            code = errno
+            var moved = false
+            if code == ENOENT && CacheFiles.makeDirectories(String(final.dropLast(key.hex.count + 1))) {
+                moved = rename(tmp, final) == 0
+                code = errno
+            }
+            if !moved {
+                unlink(tmp)
+                return storeFailed("cannot rename into \(final): \(CacheFiles.errorText(code))")
+            }
+        }
+        bytesSinceSweep += header.count + body.count
+        return true
+    }
+
+    /// Logs the first failure of this process as a warning, later ones at debug level.
+    private func storeFailed(_ why: String) -> Bool {
+        if warnedStore {
+            logger.debug("disk cache: \(why)")
+        } else {
+            warnedStore = true
+            logger.warning("disk cache: \(why); answers are served without caching (further failures are logged at debug level)")
+        }
+        return false
+    }
+
+    public func removeEntry(for key: CacheKey) {
+        unlink(entryPath(key.hex))
+    }
+
+    // MARK: Locks
+
+    public func lock(_ key: CacheKey, timeout: Double) -> LockResult {
+        let p = lockPath(key.hex)
+        let deadline = Timeline.now() + UInt64(max(0, timeout) * 1e9)
+        var waited = false
+        var pause = 2
+        for _ in 0..<100 {
+            var fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            if fd < 0 && errno == ENOENT {
+                CacheFiles.makeDirectories(String(p.dropLast(key.hex.count + 6)))
+                fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            }
+            guard fd >= 0 else { return lockUnavailable("cannot open \(p): \(CacheFiles.errorText(errno))") }
+            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                let code = errno
+                if code == EINTR { continue }
+                guard code == EWOULDBLOCK else {
+                    close(fd)
+                    return lockUnavailable("cannot lock \(p): \(CacheFiles.errorText(code))")
+                }
+                if Timeline.now() >= deadline {
+                    close(fd)
+                    return .timedOut
+                }
+                waited = true
+                CacheFiles.sleep(milliseconds: pause)
+                pause = min(pause * 2, 10)
+            }
+            if CacheFiles.isSameFile(fd, p) { return .acquired(RenderLock(fd: fd, path: p), waited: waited) }
+            // The holder (or the sweep) removed the file while we waited: lock the one there now.
+            close(fd)
+        }
+        return .timedOut
+    }
+
+    private func lockUnavailable(_ why: String) -> LockResult {
+        if warnedLock {
+            logger.debug("disk cache: \(why)")
+        } else {
+            warnedLock = true
+            logger.warning("disk cache: \(why); rendering without coordination (further failures are logged at debug level)")
+        }
+        return .unavailable
+    }
+
+    // MARK: Sweeping
+
+    /// Sweeps (if no other process is) once a twentieth of `sizeLimit` was stored by this process
+    /// since the last time. Call it when a response is done, not before sending it.
+    @discardableResult
+    public func maybeSweep() -> SweepStats? {
+        guard bytesSinceSweep >= max(1, sizeLimit / 20) else { return nil }
+        bytesSinceSweep = 0
+        return sweep(maxBatch: 1000)
+    }
+}

@@ -1,0 +1,192 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import KilnCore
+
+/// What a sweep did and left.
+public struct SweepStats: Sendable, Equatable {
+    /// Entries and bytes (file sizes) left.
+    public var entries = 0
+    public var bytes = 0
+    /// Entries evicted (least recently used first) or removed as expired failures.
+    public var removedEntries = 0
+    public var removedBytes = 0
+    /// Unlocked lock files and temporary files older than `staleAge`, removed.
+    public var removedLocks = 0
+    public var removedTemps = 0
+    /// Still above the size limit because `maxBatch` stopped the eviction: sweep again.
+    public var overLimit = false
+    public var milliseconds = 0.0
+}
+
+/// The size of the disk cache, for `kiln cache stats`.
+public struct DiskCacheStats: Sendable, Equatable {
+    public var entries = 0
+    /// Sum of entry file sizes.
+    public var bytes = 0
+    public var sizeLimit = 0
+    /// Files being written (or left by a process that died while writing).
+    public var tempFiles = 0
+    public var lockFiles = 0
+    /// Free bytes of the file system for unprivileged users (`statvfs`), nil when unknown.
+    public var filesystemFreeBytes: Int?
+}
+
+extension DiskCache {
+    struct ScannedEntry {
+        var path: String
+        var size: Int
+        /// Last recorded access, nanoseconds.
+        var mtime: Int64
+    }
+
+    /// Every entry file (`xx/yy/<64 hex>`); temporary and lock files never match.
+    func scanEntries() -> [ScannedEntry] {
+        var out: [ScannedEntry] = []
+        for a in CacheFiles.list(path) ?? [] where CacheFiles.isHex(a, count: 2) {
+            for b in CacheFiles.list("\(path)/\(a)") ?? [] where CacheFiles.isHex(b, count: 2) {
+                let folder = "\(path)/\(a)/\(b)"
+                for name in CacheFiles.list(folder) ?? [] where CacheFiles.isHex(name, count: 64) {
+                    let p = "\(folder)/\(name)"
+                    var st = stat()
+                    guard lstat(p, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+                    out.append(ScannedEntry(path: p, size: Int(st.st_size), mtime: CacheFiles.mtime(st)))
+                }
+            }
+        }
+        return out
+    }
+
+    /// Removes expired failures, then least recently used entries until the entries take at most
+    /// `lowWater × sizeLimit` (only when they take more than `sizeLimit`), at most `maxBatch`
+    /// evictions per call; also stale lock and temporary files. Returns nil without doing anything
+    /// when another process is sweeping (non-blocking lock on `sweep.lock`).
+    public func sweep(maxBatch: Int = 10_000) -> SweepStats? {
+        let start = Timeline.now()
+        let lockFD = open(sweepLockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard lockFD >= 0 else { return nil }
+        defer { close(lockFD) }
+        guard flock(lockFD, LOCK_EX | LOCK_NB) == 0 else { return nil }
+
+        var stats = SweepStats()
+        let nowMs = now()
+        let staleBefore = nowMs * 1_000_000 - Int64(staleAge * 1e9)
+
+        for name in CacheFiles.list(tempFolder) ?? [] where stats.removedTemps < maxBatch {
+            let p = "\(tempFolder)/\(name)"
+            var st = stat()
+            if lstat(p, &st) == 0, CacheFiles.mtime(st) < staleBefore, unlink(p) == 0 { stats.removedTemps += 1 }
+        }
+        for a in CacheFiles.list(lockFolder) ?? [] where CacheFiles.isHex(a, count: 2) {
+            for name in CacheFiles.list("\(lockFolder)/\(a)") ?? [] where name.hasSuffix(".lock") && stats.removedLocks < maxBatch {
+                let p = "\(lockFolder)/\(a)/\(name)"
+                var st = stat()
+                guard lstat(p, &st) == 0, CacheFiles.mtime(st) < staleBefore else { continue }
+                let fd = open(p, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+                guard fd >= 0 else { continue }
+                // Remove only while holding the lock, and only the file we locked (see RenderLock).
+                if flock(fd, LOCK_EX | LOCK_NB) == 0, CacheFiles.isSameFile(fd, p), unlink(p) == 0 { stats.removedLocks += 1 }
+                close(fd)
+            }
+        }
+
+        var entries = scanEntries()
+        var total = entries.reduce(0) { $0 + $1.size }
+        entries.removeAll { e in
+            guard e.size <= failureProbeSize, isExpiredFailure(e.path, nowMs: nowMs), unlink(e.path) == 0 else { return false }
+            total -= e.size
+            stats.removedEntries += 1
+            stats.removedBytes += e.size
+            return true
+        }
+        var count = entries.count
+        let target = Int(Double(sizeLimit) * lowWater)
+        if total > sizeLimit {
+            entries.sort { $0.mtime < $1.mtime }
+            var evicted = 0
+            for e in entries where total > target && evicted < maxBatch {
+                var st = stat()
+                // Touched since the scan: recently used after all.
+                guard lstat(e.path, &st) == 0, CacheFiles.mtime(st) == e.mtime, unlink(e.path) == 0 else { continue }
+                evicted += 1
+                total -= e.size
+                count -= 1
+                stats.removedEntries += 1
+                stats.removedBytes += e.size
+            }
+            stats.overLimit = total > sizeLimit
+        }
+        stats.entries = count
+        stats.bytes = total
+        stats.milliseconds = Double(Timeline.now() - start) / 1e6
+        return stats
+    }
+
+    private func isExpiredFailure(_ p: String, nowMs: Int64) -> Bool {
+        let fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var fixed = [UInt8](repeating: 0, count: EntryCodec.fixedSize)
+        guard fixed.withUnsafeMutableBytes({ CacheFiles.readFully(fd, into: $0, offset: 0) }) == fixed.count,
+              fixed[0...3].elementsEqual(EntryCodec.magic), fixed[6] == EntryCodec.kindFailure else { return false }
+        var expires: Int64 = 0
+        for i in 0..<8 { expires |= Int64(fixed[32 + i]) << (8 * Int64(i)) }
+        return expires != 0 && expires <= nowMs
+    }
+
+    /// Entries, bytes and leftovers, without changing anything.
+    public func stats() -> DiskCacheStats {
+        var s = DiskCacheStats()
+        let entries = scanEntries()
+        s.entries = entries.count
+        s.bytes = entries.reduce(0) { $0 + $1.size }
+        s.sizeLimit = sizeLimit
+        s.tempFiles = CacheFiles.list(tempFolder)?.count ?? 0
+        for a in CacheFiles.list(lockFolder) ?? [] where CacheFiles.isHex(a, count: 2) {
+            s.lockFiles += CacheFiles.list("\(lockFolder)/\(a)")?.count ?? 0
+        }
+        var vfs = statvfs()
+        if statvfs(path, &vfs) == 0 { s.filesystemFreeBytes = Int(vfs.f_bavail) * Int(vfs.f_frsize) }
+        return s
+    }
+
+    /// Removes every entry (lock and temporary files stay: they belong to renders in progress).
+    @discardableResult
+    public func purgeAll() -> (entries: Int, bytes: Int) {
+        var removed = (entries: 0, bytes: 0)
+        for e in scanEntries() where unlink(e.path) == 0 {
+            removed.entries += 1
+            removed.bytes += e.size
+        }
+        return removed
+    }
+
+    /// Removes every entry (results and failures) whose header names `sourcePath` (relative to
+    /// the root, as in URLs); damaged entries are removed too. Workers' memory caches keep their
+    /// copies until `cache.memory_ttl` passes.
+    @discardableResult
+    public func purge(sourcePath: String) -> (entries: Int, bytes: Int) {
+        var removed = (entries: 0, bytes: 0)
+        for e in scanEntries() {
+            let fd = open(e.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            guard fd >= 0 else { continue }
+            var st = stat()
+            var matches = false
+            if fstat(fd, &st) == 0 {
+                switch DiskCache.read(fd, st, body: false) {
+                case .found(let header, _): matches = header.sourcePath == sourcePath
+                case .corrupt: matches = true
+                case .missing: break
+                }
+            }
+            close(fd)
+            if matches, unlink(e.path) == 0 {
+                removed.entries += 1
+                removed.bytes += e.size
+            }
+        }
+        return removed
+    }
+}

@@ -7,11 +7,12 @@ import Logging
 /// Builds what a worker serves with: the standard pipeline behind the `ImageHandler`.
 enum HandlerFactory {
     /// Settings the handler reads, registered with the configuration loader (unknown keys are errors).
-    static let knownKeys: Set<String> = PipelineConfiguration.keys.union(HTTPConfiguration.keys).union(["debug.echo_handler"])
+    static let knownKeys: Set<String> = PipelineConfiguration.keys.union(HTTPConfiguration.keys).union(CacheConfiguration.keys).union(["debug.echo_handler"])
 
     /// Runs in the master before any worker starts (and on SIGHUP): throw to refuse the settings.
     static func validate(_ values: ConfigValues) throws(ConfigError) {
         _ = try HTTPConfiguration(values)
+        _ = try CacheConfiguration(values)
         _ = try PipelineConfiguration(values).makePipeline()
     }
 
@@ -22,8 +23,9 @@ enum HandlerFactory {
             return EchoHandler()
         }
         let pipeline = try PipelineConfiguration(values)
+        let cache = RenderCoordinator(try CacheConfiguration(values), logger: logger) { ErrorMapping.map($0).tuple }
         return ImageHandler(pipeline: try pipeline.makePipeline(), parser: pipeline.parser,
-                            http: try HTTPConfiguration(values), logger: logger)
+                            http: try HTTPConfiguration(values), cache: cache, logger: logger)
     }
 
     /// `kiln process input spec output`: the same pipeline without a server. The input's folder is

@@ -26,6 +26,15 @@ import Testing
         #expect(r.operations == [.resize(ResizeOptions(width: 300, height: 200, mode: .fit, enlarge: true))])
     }
 
+    @Test func enlargeIsPartOfTheIdentity() throws {
+        let plain = try parser.parse("/w:800/a.jpg")
+        let enlarged = try parser.parse("/w:800/el:1/a.jpg")
+        #expect(plain.canonical != enlarged.canonical)
+        #expect(enlarged.canonical == "rs:800:0:fit/el:1/-/a.jpg")
+        #expect(try parser.parse("/" + enlarged.canonical) == enlarged)
+        #expect(try parser.parse("/w:800/el:0/a.jpg").canonical == plain.canonical)
+    }
+
     @Test func dashEndsOptionsSoFoldersMayLookLikeOptions() throws {
         let r = try parser.parse("/rs:10:10/-/rs:1:1/img.jpg")
         #expect(r.sourcePath == "rs:1:1/img.jpg")

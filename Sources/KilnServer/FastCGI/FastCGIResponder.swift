@@ -61,6 +61,7 @@ public final class FastCGIResponder {
             let response = handler.handle(httpRequest)
             write(response, headOnly: httpRequest.method == "HEAD", uri: httpRequest.uri)
             FCGX_Finish_r(request)
+            handler.afterResponse()
             requestCount += 1
             if maxRequests > 0 && requestCount >= maxRequests { return .maxRequestsReached }
         }

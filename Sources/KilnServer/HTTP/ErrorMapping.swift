@@ -6,6 +6,8 @@ public enum ErrorMapping {
     public struct Mapped: Equatable, Sendable {
         public var status: Int
         public var message: String
+        /// For `RenderCoordinator`'s classifier, which remembers 4xx answers as negative entries.
+        public var tuple: (status: Int, message: String) { (status, message) }
     }
 
     public static func map(_ error: any Error) -> Mapped {

@@ -49,4 +49,10 @@ public struct HTTPResponse: Sendable, Equatable {
 /// Turns one request into one response. Workers call it once per FastCGI request, synchronously.
 public protocol RequestHandling {
     func handle(_ request: HTTPRequest) -> HTTPResponse
+    /// Housekeeping after the answer went out (the client is not kept waiting), e.g. a cache sweep.
+    func afterResponse()
+}
+
+extension RequestHandling {
+    public func afterResponse() {}
 }

@@ -2,19 +2,28 @@ import Kiln
 import KilnCore
 import Logging
 
-/// Answers image requests: parse the spec, render through the pipeline, add caching headers,
-/// honour conditional requests, map every error to a short text answer.
+/// Answers image requests: parse the spec, fetch the result from the caches or render it through
+/// the pipeline (one render per variant across processes), add caching headers, honour
+/// conditional requests, map every error to a short text answer.
 public final class ImageHandler: RequestHandling {
     let pipeline: ImagePipeline
     let parser: SpecParser
     let http: HTTPConfiguration
+    let cache: RenderCoordinator?
     let logger: Logger
 
-    public init(pipeline: ImagePipeline, parser: SpecParser, http: HTTPConfiguration, logger: Logger) {
+    public init(pipeline: ImagePipeline, parser: SpecParser, http: HTTPConfiguration,
+                cache: RenderCoordinator? = nil, logger: Logger) {
         self.pipeline = pipeline
         self.parser = parser
         self.http = http
+        self.cache = cache
         self.logger = logger
+    }
+
+    /// Sweeps the disk cache when this worker wrote enough; called after the answer is sent.
+    public func afterResponse() {
+        cache?.maybeSweep()
     }
 
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
@@ -27,14 +36,47 @@ public final class ImageHandler: RequestHandling {
             let (path, decoded) = request.specPath
             let imageRequest = try parser.parse(path, isDecoded: decoded)
             if let notModified = try notModifiedBySource(imageRequest, request) { return notModified }
-            let rendered = try pipeline.render(imageRequest, accept: request.headers["accept"])
-            return response(for: rendered, imageRequest, request)
+            let (image, outcome, timeline) = try fetch(imageRequest, accept: request.headers["accept"])
+            return response(for: image, outcome: outcome, timeline: timeline, imageRequest, request)
+        } catch let failure as RenderFailure {
+            logger.info("\(failure.status) \(request.uri): \(failure.message) (\(failure.outcome.headerValue))")
+            var r = errorResponse(failure.status, failure.message)
+            r.headers.append(("X-Cache", failure.outcome.headerValue))
+            return r
         } catch {
             let mapped = ErrorMapping.map(error)
             let level: Logger.Level = mapped.status >= 500 ? .error : .info
             logger.log(level: level, "\(mapped.status) \(request.uri): \(mapped.message)")
             return errorResponse(mapped.status, mapped.message)
         }
+    }
+
+    /// The encoded result from a cache or a render, where it came from, and the phases it took.
+    func fetch(_ imageRequest: ImageRequest, accept: String?) throws -> (CachedImage, CacheOutcome, Timeline) {
+        var timeline = Timeline()
+        guard let cache else {
+            let rendered = try pipeline.render(imageRequest, accept: accept)
+            return (CachedImage(rendered, sourcePath: imageRequest.sourcePath), .miss, rendered.timeline)
+        }
+        let identity = try pipeline.stages.source.identity(of: imageRequest.sourcePath)
+        let key = CacheKey(request: imageRequest, accept: accept, source: identity,
+                           settings: pipeline.output.cacheFingerprint)
+        timeline.mark("key")
+        var renderTimeline: Timeline?
+        let started = Timeline.now()
+        let (image, outcome) = try cache.fetch(key) {
+            let rendered = try pipeline.render(imageRequest, accept: accept)
+            renderTimeline = rendered.timeline
+            return CachedImage(rendered, sourcePath: imageRequest.sourcePath)
+        }
+        let elapsed = Double(Timeline.now() - started) / 1_000_000
+        if let renderTimeline {
+            for phase in renderTimeline.phases { timeline.add(phase.name, milliseconds: phase.milliseconds) }
+            timeline.add("store", milliseconds: max(0, elapsed - renderTimeline.totalMilliseconds))
+        } else {
+            timeline.add(outcome == .coalesced ? "wait" : "cache", milliseconds: elapsed)
+        }
+        return (image, outcome, timeline)
     }
 
     /// `If-Modified-Since` without `If-None-Match`: a `stat` decides, no render.
@@ -49,21 +91,23 @@ public final class ImageHandler: RequestHandling {
         return HTTPResponse(status: 304, headers: headers)
     }
 
-    func response(for rendered: RenderedImage, _ imageRequest: ImageRequest, _ request: HTTPRequest) -> HTTPResponse {
+    func response(for image: CachedImage, outcome: CacheOutcome, timeline: Timeline,
+                  _ imageRequest: ImageRequest, _ request: HTTPRequest) -> HTTPResponse {
         var headers: [(String, String)] = [
-            ("Content-Type", rendered.format.mimeType),
-            ("Content-Length", String(rendered.data.count)),
+            ("Content-Type", image.contentType),
+            ("Content-Length", String(image.data.count)),
             ("Cache-Control", http.cacheControl),
-            ("ETag", rendered.etag),
-            ("Last-Modified", HTTPDate.format(secondsSinceEpoch: rendered.sourceIdentity.mtimeSeconds)),
+            ("ETag", image.etag),
+            ("Last-Modified", HTTPDate.format(secondsSinceEpoch: image.lastModified)),
+            ("X-Cache", outcome.headerValue),
         ]
         if imageRequest.output.format == .auto { headers.append(("Vary", "Accept")) }
-        if http.serverTiming { headers.append(("Server-Timing", rendered.timeline.serverTimingHeader)) }
-        if let inm = request.headers["if-none-match"], ImageHandler.matches(inm, etag: rendered.etag) {
+        if http.serverTiming { headers.append(("Server-Timing", timeline.serverTimingHeader)) }
+        if let inm = request.headers["if-none-match"], ImageHandler.matches(inm, etag: image.etag) {
             headers.removeAll { $0.0 == "Content-Type" || $0.0 == "Content-Length" }
             return HTTPResponse(status: 304, headers: headers)
         }
-        return HTTPResponse(status: 200, headers: headers, body: rendered.data)
+        return HTTPResponse(status: 200, headers: headers, body: image.data)
     }
 
     /// `If-None-Match` list matching (weak comparison, `*` matches anything).

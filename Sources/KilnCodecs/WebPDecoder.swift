@@ -13,7 +13,7 @@ import KilnCore
 ///   without weighting it by alpha, which bleeds the colour of transparent pixels into edges.
 /// - Output is RGBA when the file has alpha, else RGB; animations give the first frame composited
 ///   onto the canvas (`WebPAnimDecoder`).
-public struct WebPDecoder: ImageDecoding {
+public struct WebPDecoder: ImageDecoding, Sendable {
     public init() {}
 
     public func readHeader(_ data: [UInt8]) throws(DecodeError) -> ImageHeader {

@@ -14,7 +14,7 @@ public enum Codecs {
         }
     }
 
-    /// The encoder for `format`: `JPEGEncoder`, `PNGEncoder` (SUB filter) or `WebPEncoder`.
+    /// The encoder for `format`: `JPEGEncoder`, `PNGEncoder` (UP filter) or `WebPEncoder`.
     public static func encoder(for format: ImageFormat) -> any ImageEncoding {
         switch format {
         case .jpeg: JPEGEncoder()

@@ -10,7 +10,7 @@ import KilnCore
 ///   `DecodeOptions.minimumSize`; the header keeps the full size.
 /// - Output is RGB. Grey expands to RGB; CMYK and YCCK are converted in Swift (`CMYKConversion`).
 /// - EXIF orientation and the ICC profile come from a Swift scan of the marker segments.
-public struct JPEGDecoder: ImageDecoding {
+public struct JPEGDecoder: ImageDecoding, Sendable {
     public init() {}
 
     public func readHeader(_ data: [UInt8]) throws(DecodeError) -> ImageHeader {

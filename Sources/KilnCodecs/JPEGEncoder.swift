@@ -5,9 +5,10 @@ import KilnCore
 /// progressive when `options.progressive`.
 ///
 /// RGBA input is encoded as RGBX: the alpha byte is ignored (the pipeline flattens onto the
-/// background before choosing a format without alpha). `options.iccProfile`, when set, is written
-/// as APP2 "ICC_PROFILE" segments after the JFIF header (TurboJPEG 2.1 cannot embed it itself).
-public struct JPEGEncoder: ImageEncoding {
+/// background before choosing a format without alpha). `options.iccProfile`, when it is an RGB
+/// profile, is written as APP2 "ICC_PROFILE" segments after the JFIF header (TurboJPEG 2.1 cannot
+/// embed one itself); other profiles (the CMYK profile of a converted CMYK JPEG) are left out.
+public struct JPEGEncoder: ImageEncoding, Sendable {
     public init() {}
 
     public func encode(_ image: PixelBuffer, options: EncodeOptions) throws(EncodeError) -> [UInt8] {
@@ -29,36 +30,28 @@ public struct JPEGEncoder: ImageEncoding {
         defer { if let output { tjFree(output) } }
         guard rc == 0, let output, size > 0 else { throw .failed("JPEG encode failed: \(handle.errorMessage)") }
         let jpeg = Array(UnsafeBufferPointer(start: output, count: Int(size)))
-        if let profile = options.iccProfile, ICCProfileInfo.isRGB(profile) {
+        if let profile = options.iccProfile, ICCProfile.isRGB(profile) {
             return Self.embeddingICC(profile, in: jpeg)
         }
         return jpeg
     }
 
-    /// Inserts `profile` as APP2 "ICC_PROFILE\0" segments (at most 65 519 profile bytes each,
-    /// numbered from 1) after SOI and a leading JFIF APP0, where libjpeg's `jpeg_write_icc_profile` puts them.
+    /// Inserts `profile` as APP2 "ICC_PROFILE\0" segments after SOI and a leading JFIF APP0, where
+    /// libjpeg's `jpeg_write_icc_profile` puts them.
     static func embeddingICC(_ profile: [UInt8], in jpeg: [UInt8]) -> [UInt8] {
-        let maxChunk = 65_535 - 2 - 14
-        let chunkCount = (profile.count + maxChunk - 1) / maxChunk
-        guard chunkCount <= 255, jpeg.count >= 4, jpeg[0] == 0xFF, jpeg[1] == 0xD8 else { return jpeg }
+        guard let segments = ICCProfile.jpegSegments(profile), jpeg.count >= 4, jpeg[0] == 0xFF, jpeg[1] == 0xD8 else {
+            return jpeg
+        }
         var insertAt = 2
-        if jpeg[2] == 0xFF && jpeg[3] == 0xE0 && jpeg.count >= 6 {
+        if jpeg.count >= 6 && jpeg[2] == 0xFF && jpeg[3] == 0xE0 {
             let length = Int(jpeg[4]) << 8 | Int(jpeg[5])
-            if 2 + 2 + length <= jpeg.count { insertAt = 2 + 2 + length }
+            if 4 + length <= jpeg.count { insertAt = 4 + length }
         }
         var result: [UInt8] = []
-        result.reserveCapacity(jpeg.count + profile.count + chunkCount * 18)
-        result.append(contentsOf: jpeg[0..<insertAt])
-        let signature = Array("ICC_PROFILE".utf8) + [0]
-        for index in 0..<chunkCount {
-            let start = index * maxChunk, end = min(start + maxChunk, profile.count)
-            let length = 2 + signature.count + 2 + (end - start)
-            result.append(contentsOf: [0xFF, 0xE2, UInt8(length >> 8), UInt8(length & 0xFF)])
-            result.append(contentsOf: signature)
-            result.append(contentsOf: [UInt8(index + 1), UInt8(chunkCount)])
-            result.append(contentsOf: profile[start..<end])
-        }
-        result.append(contentsOf: jpeg[insertAt...])
+        result.reserveCapacity(jpeg.count + segments.count)
+        result += jpeg[0..<insertAt]
+        result += segments
+        result += jpeg[insertAt...]
         return result
     }
 }

@@ -12,7 +12,6 @@ struct JPEGMarkers {
     /// absent, not asked for, or inconsistent (missing or duplicate sequence numbers).
     var iccProfile: [UInt8]?
 
-    private static let iccSignature: [UInt8] = Array("ICC_PROFILE".utf8) + [0]
     private static let adobeSignature: [UInt8] = Array("Adobe".utf8)
 
     /// Scans `data`. Malformed segment structure ends the scan quietly: libjpeg reports it when decoding.
@@ -20,7 +19,7 @@ struct JPEGMarkers {
         var result = JPEGMarkers()
         guard data.count >= 4, data[0] == 0xFF, data[1] == 0xD8 else { return result }
         var exifSeen = false
-        var iccChunks: [(sequence: Int, total: Int, range: Range<Int>)] = []
+        var iccChunks: [ICCProfile.JPEGChunk] = []
         var pos = 2
         while pos < data.count {
             guard data[pos] == 0xFF else { break }
@@ -44,9 +43,10 @@ struct JPEGMarkers {
                     result.orientation = ExifOrientation.read(segment)
                 }
             case 0xE2 where collectICC:
-                if body.count >= 14 && starts(data, at: body.lowerBound, with: iccSignature) {
-                    let sequence = Int(data[body.lowerBound + 12]), total = Int(data[body.lowerBound + 13])
-                    iccChunks.append((sequence, total, body.lowerBound + 14 ..< body.upperBound))
+                if body.count >= 14 && starts(data, at: body.lowerBound, with: ICCProfile.jpegSignature) {
+                    iccChunks.append(ICCProfile.JPEGChunk(sequence: Int(data[body.lowerBound + 12]),
+                                                          total: Int(data[body.lowerBound + 13]),
+                                                          range: body.lowerBound + 14 ..< body.upperBound))
                 }
             case 0xEE:
                 if starts(data, at: body.lowerBound, with: adobeSignature) && body.count >= 12 {
@@ -56,7 +56,7 @@ struct JPEGMarkers {
                 break
             }
         }
-        if collectICC { result.iccProfile = assembleICC(iccChunks, in: data) }
+        if collectICC { result.iccProfile = ICCProfile.assemble(iccChunks, in: data) }
         return result
     }
 
@@ -64,25 +64,5 @@ struct JPEGMarkers {
         guard offset >= 0, offset + signature.count <= data.count else { return false }
         for (index, byte) in signature.enumerated() where data[offset + index] != byte { return false }
         return true
-    }
-
-    /// Concatenates the chunks in sequence order, as libjpeg's `jpeg_read_icc_profile` does; nil when
-    /// the numbering is inconsistent.
-    private static func assembleICC(_ chunks: [(sequence: Int, total: Int, range: Range<Int>)],
-                                    in data: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard let total = chunks.first?.total, total > 0, chunks.count == total else { return nil }
-        var bySequence = [Range<Int>?](repeating: nil, count: total)
-        for chunk in chunks {
-            guard chunk.total == total, (1...total).contains(chunk.sequence),
-                  bySequence[chunk.sequence - 1] == nil else { return nil }
-            bySequence[chunk.sequence - 1] = chunk.range
-        }
-        var profile: [UInt8] = []
-        profile.reserveCapacity(chunks.reduce(0) { $0 + $1.range.count })
-        for range in bySequence {
-            guard let range else { return nil }
-            profile.append(contentsOf: data[range])
-        }
-        return profile.isEmpty ? nil : profile
     }
 }

@@ -15,7 +15,7 @@ import KilnCore
 ///   (`PNGChunks`).
 /// - APNG: the default image. The ICC profile comes from iCCP through the low-level API (C shim),
 ///   read only when a scan of the chunk headers finds an iCCP chunk.
-public struct PNGDecoder: ImageDecoding {
+public struct PNGDecoder: ImageDecoding, Sendable {
     public init() {}
 
     public func readHeader(_ data: [UInt8]) throws(DecodeError) -> ImageHeader {

@@ -6,7 +6,7 @@ import KilnCore
 /// Lossy at `options.quality` unless `options.lossless`; `options.webpMethod` is libwebp's speed /
 /// size trade-off (0 fast ... 6 small). RGBA input keeps its alpha. `options.iccProfile`, when it is
 /// an RGB profile, is added as an ICCP chunk with libwebp's muxer.
-public struct WebPEncoder: ImageEncoding {
+public struct WebPEncoder: ImageEncoding, Sendable {
     public init() {}
 
     public func encode(_ image: PixelBuffer, options: EncodeOptions) throws(EncodeError) -> [UInt8] {
@@ -47,7 +47,7 @@ public struct WebPEncoder: ImageEncoding {
             throw .failed("WebP encode failed: error \(picture.error_code.rawValue)")
         }
         let bitstream = UnsafeBufferPointer(start: memory, count: writer.size)
-        if let profile = options.iccProfile, ICCProfileInfo.isRGB(profile) {
+        if let profile = options.iccProfile, ICCProfile.isRGB(profile) {
             return try Self.adding(iccProfile: profile, to: bitstream)
         }
         return Array(bitstream)

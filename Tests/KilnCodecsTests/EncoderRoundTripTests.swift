@@ -83,6 +83,13 @@ import Testing
         let profile = try #require(try PNGDecoder().decode(Corpus.data("ljt_vgl_5674_0098.png"), options: DecodeOptions()).iccProfile)
         let data = try PNGEncoder().encode(rgb, options: EncodeOptions(format: .png, iccProfile: profile))
         #expect(try PNGDecoder().decode(data, options: DecodeOptions()).iccProfile == profile)
+        // A profile libpng finds invalid (size field does not match) is dropped, not fatal.
+        var bogus = profile
+        bogus[3] ^= 0x55
+        let plain = try PNGEncoder().encode(rgb, options: EncodeOptions(format: .png, iccProfile: bogus))
+        let back = try PNGDecoder().decode(plain, options: DecodeOptions())
+        #expect(back.iccProfile == nil)
+        #expect(back.buffer == rgb)
     }
 
     @Test func webpLosslessRoundTripIsExact() throws {

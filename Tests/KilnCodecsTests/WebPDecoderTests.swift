@@ -57,6 +57,8 @@ import Testing
         #expect(half.header.size == PixelSize(width: 600, height: 400))
         let quarter = try decoder.decode(data, options: DecodeOptions(minimumSize: PixelSize(width: 140, height: 100)))
         #expect(quarter.buffer.size == PixelSize(width: 150, height: 100))
+        let unscaled = try WebPDecoder(scalesOnLoad: false).decode(data, options: DecodeOptions(minimumSize: PixelSize(width: 300, height: 200)))
+        #expect(unscaled.buffer.size == PixelSize(width: 600, height: 400))
         // The scaled pixels are a box reduction of the full decode.
         #expect(PixelHelpers.meanAbsDiff(half.buffer, PixelHelpers.boxHalved(full)) < 3)
     }

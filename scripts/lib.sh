@@ -131,6 +131,15 @@ kiln_write_nginx_conf() {
     local locations="$KILN_ROOT_DIR/nginx/kiln-locations.conf"
     [ -f "$locations" ] || { kiln_warn "missing $locations"; return 1; }
     mkdir -p "$dir/logs" "$dir/temp"
+    # KILN_NGINX_CONN_LIMIT=N: a copy of the include with another concurrency cap (tests that
+    # send more concurrent requests than the default cap admits).
+    if [ -n "${KILN_NGINX_CONN_LIMIT:-}" ]; then
+        sed "s/limit_conn \{1,\}kiln_conn [0-9]\{1,\};/limit_conn kiln_conn $KILN_NGINX_CONN_LIMIT;/" \
+            "$locations" >"$dir/kiln-locations.conf"
+        grep -q "limit_conn kiln_conn $KILN_NGINX_CONN_LIMIT;" "$dir/kiln-locations.conf" \
+            || { kiln_warn "could not set the connection cap in $dir/kiln-locations.conf"; return 1; }
+        locations="$dir/kiln-locations.conf"
+    fi
     local static_block=""
     if [ -n "$static" ]; then
         static_block="

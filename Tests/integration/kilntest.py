@@ -396,6 +396,8 @@ class KilnStack:
     extra_args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     with_nginx: bool = True
+    # Environment for kiln_write_nginx_conf, e.g. {"KILN_NGINX_CONN_LIMIT": "80"}.
+    nginx_env: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         self.dir = Path(tempfile.mkdtemp(prefix="kiln-it-", dir=os.environ.get("TMPDIR", "/tmp")))
@@ -464,7 +466,7 @@ class KilnStack:
             self.port = free_port()
             subprocess.run(["bash", "-c", 'source "$1" && kiln_write_nginx_conf "$2" "$3" "$4" "$5"', "_",
                             str(LIB_SH), str(self.dir), str(self.port), str(self.sock), str(self.root)],
-                           check=True, timeout=30)
+                           check=True, timeout=30, env={**os.environ, **self.nginx_env})
             conf = self.dir / "nginx.conf"
             t = subprocess.run([nginx, "-t", "-q", "-p", str(self.dir), "-c", str(conf), "-e", str(self.nginx_log)],
                                capture_output=True, text=True, timeout=30)

@@ -6,7 +6,9 @@ public struct RenderedImage: Sendable {
     public var format: ImageFormat
     /// The source version it was made from (for `Last-Modified` and cache keys).
     public var sourceIdentity: SourceIdentity
-    /// Strong validator: SHA-256 of the bytes, quoted, truncated to 128 bits.
+    /// Strong validator: SHA-256 of the source version and the bytes, quoted, truncated to 128
+    /// bits. The source version is in it so that a touched or replaced source gives a new ETag
+    /// even when the output happens to come out byte for byte the same.
     public var etag: String
     /// Size of the output in pixels.
     public var size: PixelSize
@@ -18,6 +20,6 @@ public struct RenderedImage: Sendable {
         self.sourceIdentity = sourceIdentity
         self.size = size
         self.timeline = timeline
-        self.etag = "\"" + Digest.sha256Hex(data).prefix(32) + "\""
+        self.etag = "\"" + Digest.sha256Hex(Array(sourceIdentity.canonical.utf8) + [0] + data).prefix(32) + "\""
     }
 }

@@ -4,8 +4,9 @@ import KilnProcessing
 import Testing
 
 /// Timings of the hot paths, printed, never asserted (run with `KILN_BENCH=1`, in release:
-/// `KILN_BENCH=1 swift test -c release --filter ResamplerBenchmark`).
-@Suite(.enabled(if: ProcessInfo.processInfo.environment["KILN_BENCH"] != nil))
+/// `KILN_BENCH=1 swift test -c release --filter ResamplerBenchmark`). Serialised: parallel runs
+/// would time each other.
+@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["KILN_BENCH"] != nil))
 struct ResamplerBenchmarkTests {
     /// Runs `body` `runs` times; returns the fastest and the median run in milliseconds.
     static func measure(runs: Int = 15, _ body: () throws -> PixelBuffer) rethrows -> (PixelBuffer, Double, Double) {

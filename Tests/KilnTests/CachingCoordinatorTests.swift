@@ -236,9 +236,16 @@ struct Broken: Error, Equatable { var status: Int }
         let waited = Date().timeIntervalSince(t0)
         #expect(waited >= 0.15 && waited < 1)
         #expect(recorder.messages(.warning).count == 1)
+        // lock_timeout 0: no waiting at all.
+        let other = F.key("stuck-too")
+        guard case .acquired(let otherLock, _) = holder.lock(other, timeout: 0) else {
+            Issue.record("no lock")
+            return
+        }
+        defer { otherLock.release() }
         let t1 = Date()
-        #expect(try Self.coordinator(root, lockTimeout: 0).fetch(F.key("stuck2")) { F.image(10) }.1 == .miss)
-        guard case .timedOut = DiskCache(path: root, logger: F.quietLogger).lock(key, timeout: 0) else {
+        #expect(try Self.coordinator(root, lockTimeout: 0).fetch(other) { F.image(10) }.1 == .miss)
+        guard case .timedOut = DiskCache(path: root, logger: F.quietLogger).lock(other, timeout: 0) else {
             Issue.record("lock should be busy")
             return
         }

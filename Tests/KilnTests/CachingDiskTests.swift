@@ -19,7 +19,7 @@ import KilnCore
         #expect(disk.entry(for: key) == nil)
         #expect(disk.store(.image(image), for: key))
         let hex = key.hex
-        let expected = "\(hex.prefix(2))/\(hex.dropFirst(2).prefix(2))/\(hex)"
+        let expected = "\(hex.prefix(2))/\(hex)"
         #expect(F.files(under: root) == [expected])
         #expect(disk.entry(for: key) == .image(image))
         // Another process (instance) reads the same entry; an empty image works too.
@@ -142,6 +142,8 @@ import KilnCore
         let coordinator = RenderCoordinator(memory: MemoryCache(countLimit: 0), disk: disk, logger: F.quietLogger, classify: { _ in nil })
         let (image, outcome) = try coordinator.fetch(key) { F.image(77) }
         #expect(image == F.image(77) && outcome == .miss)
+        #expect(F.files(under: root) == before)
+        #expect(recorder.messages(.warning).count == 1)            // once per process, whatever failed
     }
 
     /// chmod does not stop root; the immutable attribute does.

@@ -22,6 +22,7 @@ struct Broken: Error, Equatable { var status: Int }
 
     @Test func memoryThenDiskThenRender() throws {
         let root = F.folder("flow")
+        defer { F.remove(root) }
         let key = F.key("w:100")
         var renders = 0
         let first = Self.coordinator(root)
@@ -51,6 +52,7 @@ struct Broken: Error, Equatable { var status: Int }
 
     @Test func clientErrorsAreRememberedBriefly() throws {
         let root = F.folder("negative")
+        defer { F.remove(root) }
         let clock = ManualClock()
         let c = Self.coordinator(root, clock: clock)
         let key = F.key("bad")
@@ -68,6 +70,7 @@ struct Broken: Error, Equatable { var status: Int }
 
     @Test func serverErrorsAndUnmappedErrorsAreNotRemembered() throws {
         let root = F.folder("5xx")
+        defer { F.remove(root) }
         let c = Self.coordinator(root)
         let key = F.key("flaky")
         var renders = 0
@@ -80,6 +83,7 @@ struct Broken: Error, Equatable { var status: Int }
 
     @Test func storeOriginalKeepsRenderedResultsOffDisk() throws {
         let root = F.folder("original")
+        defer { F.remove(root) }
         var renders = 0
         #expect(try Self.coordinator(root, storesFinal: false).fetch(F.key("a")) { renders += 1; return F.image(10) }.1 == .miss)
         #expect(try Self.coordinator(root, storesFinal: false).fetch(F.key("a")) { renders += 1; return F.image(10) }.1 == .miss)
@@ -90,6 +94,7 @@ struct Broken: Error, Equatable { var status: Int }
 
     @Test func aSecondRequesterWaitsAndGetsTheSameBytes() throws {
         let root = F.folder("coalesce")
+        defer { F.remove(root) }
         let key = F.key("slow")
         let started = DispatchSemaphore(value: 0)
         let holderOutcome = Shared<CacheOutcome?>(nil)
@@ -113,6 +118,7 @@ struct Broken: Error, Equatable { var status: Int }
 
     @Test func aHoldersClientErrorReachesTheWaiterWithoutARender() throws {
         let root = F.folder("coalesce-fail")
+        defer { F.remove(root) }
         let key = F.key("corrupt")
         let started = DispatchSemaphore(value: 0)
         let holderError = Shared<RenderFailure?>(nil)
@@ -139,6 +145,7 @@ struct Broken: Error, Equatable { var status: Int }
 
     @Test func whenTheHolderDiesTheWaiterRendersItself() throws {
         let root = F.folder("coalesce-dead")
+        defer { F.remove(root) }
         let key = F.key("orphan")
         let holder = DiskCache(path: root, logger: F.quietLogger)
         guard case .acquired(let lock, false) = holder.lock(key, timeout: 0) else {
@@ -162,6 +169,7 @@ struct Broken: Error, Equatable { var status: Int }
 
     @Test func manyWaitersOneRender() throws {
         let root = F.folder("coalesce-many")
+        defer { F.remove(root) }
         let key = F.key("popular")
         let renders = Shared(0)
         let outcomes = Shared<[CacheOutcome]>([])
@@ -193,6 +201,7 @@ struct Broken: Error, Equatable { var status: Int }
     /// after locking: the failed holder removed the lock file the waiters had opened.
     @Test func afterAServerErrorOneWaiterRendersForAll() throws {
         let root = F.folder("coalesce-5xx")
+        defer { F.remove(root) }
         let key = F.key("flaky")
         let started = DispatchSemaphore(value: 0)
         let renders = Shared(0)
@@ -223,6 +232,7 @@ struct Broken: Error, Equatable { var status: Int }
 
     @Test func aHolderThatNeverFinishesTimesOut() throws {
         let root = F.folder("timeout")
+        defer { F.remove(root) }
         let key = F.key("stuck")
         let holder = DiskCache(path: root, logger: F.quietLogger)
         guard case .acquired(let lock, _) = holder.lock(key, timeout: 0) else {
@@ -236,9 +246,16 @@ struct Broken: Error, Equatable { var status: Int }
         let waited = Date().timeIntervalSince(t0)
         #expect(waited >= 0.15 && waited < 1)
         #expect(recorder.messages(.warning).count == 1)
+        // lock_timeout 0: no waiting at all.
+        let other = F.key("stuck-too")
+        guard case .acquired(let otherLock, _) = holder.lock(other, timeout: 0) else {
+            Issue.record("no lock")
+            return
+        }
+        defer { otherLock.release() }
         let t1 = Date()
-        #expect(try Self.coordinator(root, lockTimeout: 0).fetch(F.key("stuck2")) { F.image(10) }.1 == .miss)
-        guard case .timedOut = DiskCache(path: root, logger: F.quietLogger).lock(key, timeout: 0) else {
+        #expect(try Self.coordinator(root, lockTimeout: 0).fetch(other) { F.image(10) }.1 == .miss)
+        guard case .timedOut = DiskCache(path: root, logger: F.quietLogger).lock(other, timeout: 0) else {
             Issue.record("lock should be busy")
             return
         }
@@ -269,6 +286,7 @@ struct Broken: Error, Equatable { var status: Int }
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/flock")))
     func anotherProcessRendersAndThisOneReadsItsEntry() throws {
         let root = F.folder("proc")
+        defer { F.remove(root) }
         let disk = DiskCache(path: root, logger: F.quietLogger)
         let key = F.key("proc")
         let image = F.image(30_000, seed: 3)
@@ -291,6 +309,7 @@ struct Broken: Error, Equatable { var status: Int }
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/flock")))
     func aHolderKilledWithSIGKILLFreesTheLock() throws {
         let root = F.folder("kill")
+        defer { F.remove(root) }
         let disk = DiskCache(path: root, logger: F.quietLogger)
         let key = F.key("killed")
         let lockPath = disk.lockPath(key.hex)

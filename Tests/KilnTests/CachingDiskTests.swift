@@ -13,13 +13,14 @@ import KilnCore
 
     @Test func roundTripInFanOutFolders() throws {
         let root = F.folder("rt")
+        defer { F.remove(root) }
         let disk = cache(root)
         let key = F.key("rs:300:0:fit")
         let image = F.image(30_000)
         #expect(disk.entry(for: key) == nil)
         #expect(disk.store(.image(image), for: key))
         let hex = key.hex
-        let expected = "\(hex.prefix(2))/\(hex.dropFirst(2).prefix(2))/\(hex)"
+        let expected = "\(hex.prefix(2))/\(hex)"
         #expect(F.files(under: root) == [expected])
         #expect(disk.entry(for: key) == .image(image))
         // Another process (instance) reads the same entry; an empty image works too.
@@ -34,6 +35,7 @@ import KilnCore
 
     @Test func failuresRoundTripUntilTheyExpire() {
         let root = F.folder("neg")
+        defer { F.remove(root) }
         let clock = ManualClock()
         let disk = cache(root, now: { clock.milliseconds })
         let key = F.key("bad")
@@ -49,6 +51,7 @@ import KilnCore
 
     @Test func damagedEntriesAreMissesAndRemoved() throws {
         let root = F.folder("corrupt")
+        defer { F.remove(root) }
         let recorder = LogRecorder()
         let disk = cache(root, recorder: recorder)
         let damage: [(String, (inout [UInt8]) -> Void)] = [
@@ -78,6 +81,7 @@ import KilnCore
 
     @Test func anEntryUnderAnotherKeysNameIsRejected() throws {
         let root = F.folder("swap")
+        defer { F.remove(root) }
         let disk = cache(root)
         let a = F.key("a"), b = F.key("b")
         #expect(disk.store(.image(F.image(100)), for: a))
@@ -89,6 +93,7 @@ import KilnCore
 
     @Test func temporaryFilesAreNeverEntries() throws {
         let root = F.folder("tmp")
+        defer { F.remove(root) }
         let disk = cache(root)
         for i in 0..<5 { #expect(disk.store(.image(F.image(1000, seed: UInt8(i))), for: F.key("k\(i)"))) }
         #expect(F.files(under: root + "/tmp").isEmpty)
@@ -103,6 +108,7 @@ import KilnCore
 
     @Test func failedStoresLeaveNothingAndWarnOnce() throws {
         let root = F.folder("blocked")
+        defer { F.remove(root) }
         let recorder = LogRecorder()
         let disk = cache(root, recorder: recorder)
         let key = F.key("x")
@@ -121,6 +127,7 @@ import KilnCore
 
     @Test func readOnlyFolderFailsSoft() throws {
         let root = F.folder("ro")
+        defer { F.remove(root) }
         let recorder = LogRecorder()
         let disk = cache(root, recorder: recorder)
         let old = F.key("old")
@@ -142,6 +149,8 @@ import KilnCore
         let coordinator = RenderCoordinator(memory: MemoryCache(countLimit: 0), disk: disk, logger: F.quietLogger, classify: { _ in nil })
         let (image, outcome) = try coordinator.fetch(key) { F.image(77) }
         #expect(image == F.image(77) && outcome == .miss)
+        #expect(F.files(under: root) == before)
+        #expect(recorder.messages(.warning).count == 1)            // once per process, whatever failed
     }
 
     /// chmod does not stop root; the immutable attribute does.
@@ -176,6 +185,7 @@ import KilnCore
 
     @Test func hitsRecordAccessAtMostOncePerInterval() throws {
         let root = F.folder("touch")
+        defer { F.remove(root) }
         let disk = cache(root)
         let key = F.key("t")
         #expect(disk.store(.image(F.image(100)), for: key))
@@ -192,6 +202,7 @@ import KilnCore
     /// 20 entries with ascending access times; the limit holds 10; low water half of it.
     @Test func sweepEvictsLeastRecentlyUsedDownToLowWater() throws {
         let root = F.folder("sweep")
+        defer { F.remove(root) }
         let probe = cache(root)
         #expect(probe.store(.image(F.image(1000)), for: F.key("probe")))
         let entrySize = probe.stats().bytes
@@ -220,6 +231,7 @@ import KilnCore
 
     @Test func sweepIsBoundedAndExclusive() throws {
         let root = F.folder("batch")
+        defer { F.remove(root) }
         let disk = cache(root, limit: 1 << 20, lowWater: 0.1)
         for i in 0..<20 { #expect(disk.store(.image(F.image(100_000, seed: UInt8(i))), for: F.key("k\(i)"))) }
         // Another process sweeping: nothing happens here.
@@ -235,6 +247,7 @@ import KilnCore
 
     @Test func maybeSweepRunsAfterATwentiethOfTheLimitWasWritten() {
         let root = F.folder("maybe")
+        defer { F.remove(root) }
         let disk = cache(root, limit: 200_000, lowWater: 0.5)
         #expect(disk.store(.image(F.image(5000)), for: F.key("a")))
         #expect(disk.maybeSweep() == nil)               // 5 KB < 10 KB
@@ -246,6 +259,7 @@ import KilnCore
 
     @Test func sweepRemovesExpiredFailuresStaleLocksAndTemporaryFiles() throws {
         let root = F.folder("stale")
+        defer { F.remove(root) }
         let clock = ManualClock()
         clock.milliseconds = Int64(Date().timeIntervalSince1970 * 1000)
         let disk = cache(root, now: { clock.milliseconds })
@@ -283,6 +297,7 @@ import KilnCore
 
     @Test func purgeBySourcePathAndAll() {
         let root = F.folder("purge")
+        defer { F.remove(root) }
         let disk = cache(root)
         #expect(disk.store(.image(F.image(100, source: "img/a.jpg")), for: F.key("w:100", source: "img/a.jpg")))
         #expect(disk.store(.image(F.image(200, source: "img/a.jpg")), for: F.key("w:200", source: "img/a.jpg")))

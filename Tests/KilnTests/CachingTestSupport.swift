@@ -11,6 +11,10 @@ enum CachingFixtures {
         return p
     }
 
+    static func remove(_ path: String) {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
     static func key(_ request: String, source: String = "a.jpg", mtime: Int64 = 1_700_000_000_000_000_000) -> CacheKey {
         CacheKey(canonicalRequest: request + "/-/" + source, outputFormat: "webp",
                  source: SourceIdentity(size: 1234, mtimeNanoseconds: mtime, inode: 42), sourcePath: source)

@@ -92,6 +92,26 @@ enum CacheFiles {
         return names
     }
 
+    /// Calls `body` with the name and `lstat` of every regular file in a folder (no path walks:
+    /// `fstatat` on the folder's descriptor). False when the folder cannot be opened.
+    @discardableResult
+    static func forEachFile(in path: String, _ body: (String, stat) -> Void) -> Bool {
+        guard let dir = opendir(path) else { return false }
+        defer { closedir(dir) }
+        let fd = dirfd(dir)
+        while let entry = readdir(dir) {
+            let type = entry.pointee.d_type
+            guard type == UInt8(DT_REG) || type == UInt8(DT_UNKNOWN) else { continue }
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            var st = stat()
+            guard fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+            body(name, st)
+        }
+        return true
+    }
+
     /// Whether `name` is `count` lowercase hex digits.
     static func isHex(_ name: String, count: Int) -> Bool {
         var n = 0
@@ -100,6 +120,11 @@ enum CacheFiles {
             n += 1
         }
         return n == count
+    }
+
+    /// Bytes a file takes on disk: its allocated blocks (as `du` counts), at least its size.
+    static func diskUsage(_ st: stat) -> Int {
+        max(Int(st.st_size), Int(st.st_blocks) * 512)
     }
 
     /// Modification time in nanoseconds.

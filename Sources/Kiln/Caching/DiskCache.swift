@@ -64,10 +64,10 @@ public final class RenderLock {
     deinit { release() }
 }
 
-/// The disk cache: one file per entry, named by the key's SHA-256 in fan-out folders.
+/// The disk cache: one file per entry, named by the key's SHA-256 in 256 fan-out folders.
 ///
 /// ```
-/// <path>/ab/cd/abcd…(64 hex)     entries (EntryCodec: header + body)
+/// <path>/ab/abcd…(64 hex)        entries (EntryCodec: header + body)
 /// <path>/tmp/<hex16>.<pid>.<n>   files being written, renamed into place when complete
 /// <path>/locks/ab/<hex>.lock     render locks (flock), removed by their holder or by the sweep
 /// <path>/sweep.lock              held (flock, non-blocking) by the one process sweeping
@@ -76,12 +76,16 @@ public final class RenderLock {
 /// damaged entry (truncated, bad checksum) is a miss and is removed. No `fsync`: after a power
 /// loss an entry may be damaged, and is then detected, but never served.
 ///
+/// One level of 256 folders: 1GB of 30 KB entries is about 130 files a folder. A second level
+/// (`ab/cd/`, 65 536 folders) left about one file per folder, and the sweep's scan was mostly
+/// opening folders: 30 000 entries took 0.9 s to scan that way, 0.17 s now (loaded 2-core VM).
+///
 /// Access is recorded in the entry's mtime, at most once per `touchInterval` per entry
 /// (`futimens` on hits whose mtime is older); the sweep evicts by mtime.
 /// Not thread-safe: one instance per process.
 public final class DiskCache: DataCaching {
     public let path: String
-    /// Bytes of entries (sum of file sizes) above which a sweep evicts.
+    /// Disk usage of the entries (allocated blocks, as `du` counts) above which a sweep evicts.
     public let sizeLimit: Int
     /// A sweep evicts down to `lowWater × sizeLimit`.
     public let lowWater: Double
@@ -89,14 +93,15 @@ public final class DiskCache: DataCaching {
     public var touchInterval: Int64 = 60
     /// Seconds after which unlocked lock files and temporary files are removed by the sweep. Default 600.
     public var staleAge: Double = 600
-    /// The sweep checks every entry of at most this size for an expired failure (they have no body).
-    var failureProbeSize = 16 << 10
+    /// The sweep reads the header of every entry of at most this size, looking for expired
+    /// failures (they have no body). Larger failures (very long URLs) age out by LRU like results.
+    var failureProbeSize = 2048
 
     let logger: Logger
     /// Wall clock in milliseconds since the epoch (injected by tests).
     let now: () -> Int64
-    private var warnedStore = false
-    private var warnedLock = false
+    /// Whether a write failure (entry, temporary or lock file) was logged as a warning already.
+    private var warned = false
     private var sequence = 0
     /// Bytes stored since the last `maybeSweep` that swept.
     public internal(set) var bytesSinceSweep = 0
@@ -128,11 +133,7 @@ public final class DiskCache: DataCaching {
 
     // MARK: Paths
 
-    func entryPath(_ hex: String) -> String {
-        let u = hex.utf8
-        let a = Substring(u.prefix(2)), b = Substring(u.dropFirst(2).prefix(2))
-        return "\(path)/\(a)/\(b)/\(hex)"
-    }
+    func entryPath(_ hex: String) -> String { "\(path)/\(Substring(hex.utf8.prefix(2)))/\(hex)" }
 
     func lockPath(_ hex: String) -> String { "\(path)/locks/\(Substring(hex.utf8.prefix(2)))/\(hex).lock" }
     var tempFolder: String { path + "/tmp" }
@@ -179,10 +180,12 @@ public final class DiskCache: DataCaching {
     static func read(_ fd: Int32, _ st: stat, body wantBody: Bool) -> ReadOutcome {
         guard (st.st_mode & S_IFMT) == S_IFREG else { return .corrupt("not a regular file") }
         let size = Int(st.st_size)
-        var head = [UInt8](repeating: 0, count: min(size, 4096))
-        guard head.withUnsafeMutableBytes({ CacheFiles.readFully(fd, into: $0, offset: 0) }) == head.count else {
-            return .corrupt("short read")
+        // Whole entries up to 4 MB in one read (one system call fewer than header, then body).
+        let first = wantBody && size <= 4 << 20 ? size : min(size, 4096)
+        var head = [UInt8](unsafeUninitializedCapacity: first) { buf, count in
+            count = max(0, CacheFiles.readFully(fd, into: UnsafeMutableRawBufferPointer(buf), offset: 0))
         }
+        guard head.count == first else { return .corrupt("short read") }
         var parsed = head.withUnsafeBytes { EntryCodec.parse($0, fileSize: size) }
         if case .needMore(let n) = parsed {
             let have = head.count
@@ -199,7 +202,7 @@ public final class DiskCache: DataCaching {
         guard wantBody else { return .found(header, []) }
         let h = header.headerSize, n = header.bodySize
         var complete = true
-        let body = [UInt8](unsafeUninitializedCapacity: n) { buf, count in
+        let body = head.count >= h + n ? Array(head[h..<(h + n)]) : [UInt8](unsafeUninitializedCapacity: n) { buf, count in
             let inHead = min(head.count - h, n)
             if inHead > 0 {
                 head.withUnsafeBytes { src in
@@ -280,13 +283,17 @@ public final class DiskCache: DataCaching {
 
     /// Logs the first failure of this process as a warning, later ones at debug level.
     private func storeFailed(_ why: String) -> Bool {
-        if warnedStore {
+        warnOnce(why, consequence: "answers are served without caching")
+        return false
+    }
+
+    private func warnOnce(_ why: String, consequence: String) {
+        if warned {
             logger.debug("disk cache: \(why)")
         } else {
-            warnedStore = true
-            logger.warning("disk cache: \(why); answers are served without caching (further failures are logged at debug level)")
+            warned = true
+            logger.warning("disk cache: \(why); \(consequence) (further failures are logged at debug level)")
         }
-        return false
     }
 
     public func removeEntry(for key: CacheKey) {
@@ -330,12 +337,7 @@ public final class DiskCache: DataCaching {
     }
 
     private func lockUnavailable(_ why: String) -> LockResult {
-        if warnedLock {
-            logger.debug("disk cache: \(why)")
-        } else {
-            warnedLock = true
-            logger.warning("disk cache: \(why); rendering without coordination (further failures are logged at debug level)")
-        }
+        warnOnce(why, consequence: "rendering without coordination between processes")
         return .unavailable
     }
 

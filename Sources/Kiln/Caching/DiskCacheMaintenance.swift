@@ -7,7 +7,7 @@ import KilnCore
 
 /// What a sweep did and left.
 public struct SweepStats: Sendable, Equatable {
-    /// Entries and bytes (file sizes) left.
+    /// Entries and bytes (disk usage, as `du` counts) left.
     public var entries = 0
     public var bytes = 0
     /// Entries evicted (least recently used first) or removed as expired failures.
@@ -24,7 +24,7 @@ public struct SweepStats: Sendable, Equatable {
 /// The size of the disk cache, for `kiln cache stats`.
 public struct DiskCacheStats: Sendable, Equatable {
     public var entries = 0
-    /// Sum of entry file sizes.
+    /// Disk usage of the entries (allocated blocks, as `du` counts: at least a block per file).
     public var bytes = 0
     public var sizeLimit = 0
     /// Files being written (or left by a process that died while writing).
@@ -37,23 +37,22 @@ public struct DiskCacheStats: Sendable, Equatable {
 extension DiskCache {
     struct ScannedEntry {
         var path: String
+        /// Disk usage.
         var size: Int
+        /// Length of the file.
+        var length: Int
         /// Last recorded access, nanoseconds.
         var mtime: Int64
     }
 
-    /// Every entry file (`xx/yy/<64 hex>`); temporary and lock files never match.
+    /// Every entry file (`xx/<64 hex>`); temporary and lock files never match.
     func scanEntries() -> [ScannedEntry] {
         var out: [ScannedEntry] = []
         for a in CacheFiles.list(path) ?? [] where CacheFiles.isHex(a, count: 2) {
-            for b in CacheFiles.list("\(path)/\(a)") ?? [] where CacheFiles.isHex(b, count: 2) {
-                let folder = "\(path)/\(a)/\(b)"
-                for name in CacheFiles.list(folder) ?? [] where CacheFiles.isHex(name, count: 64) {
-                    let p = "\(folder)/\(name)"
-                    var st = stat()
-                    guard lstat(p, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
-                    out.append(ScannedEntry(path: p, size: Int(st.st_size), mtime: CacheFiles.mtime(st)))
-                }
+            let folder = "\(path)/\(a)"
+            CacheFiles.forEachFile(in: folder) { name, st in
+                guard CacheFiles.isHex(name, count: 64) else { return }
+                out.append(ScannedEntry(path: "\(folder)/\(name)", size: CacheFiles.diskUsage(st), length: Int(st.st_size), mtime: CacheFiles.mtime(st)))
             }
         }
         return out
@@ -74,28 +73,30 @@ extension DiskCache {
         let nowMs = now()
         let staleBefore = nowMs * 1_000_000 - Int64(staleAge * 1e9)
 
-        for name in CacheFiles.list(tempFolder) ?? [] where stats.removedTemps < maxBatch {
-            let p = "\(tempFolder)/\(name)"
-            var st = stat()
-            if lstat(p, &st) == 0, CacheFiles.mtime(st) < staleBefore, unlink(p) == 0 { stats.removedTemps += 1 }
+        var staleTemps: [String] = []
+        CacheFiles.forEachFile(in: tempFolder) { name, st in
+            if CacheFiles.mtime(st) < staleBefore { staleTemps.append("\(tempFolder)/\(name)") }
         }
+        for p in staleTemps.prefix(maxBatch) where unlink(p) == 0 { stats.removedTemps += 1 }
+        var staleLocks: [String] = []
         for a in CacheFiles.list(lockFolder) ?? [] where CacheFiles.isHex(a, count: 2) {
-            for name in CacheFiles.list("\(lockFolder)/\(a)") ?? [] where name.hasSuffix(".lock") && stats.removedLocks < maxBatch {
-                let p = "\(lockFolder)/\(a)/\(name)"
-                var st = stat()
-                guard lstat(p, &st) == 0, CacheFiles.mtime(st) < staleBefore else { continue }
-                let fd = open(p, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
-                guard fd >= 0 else { continue }
-                // Remove only while holding the lock, and only the file we locked (see RenderLock).
-                if flock(fd, LOCK_EX | LOCK_NB) == 0, CacheFiles.isSameFile(fd, p), unlink(p) == 0 { stats.removedLocks += 1 }
-                close(fd)
+            let folder = "\(lockFolder)/\(a)"
+            CacheFiles.forEachFile(in: folder) { name, st in
+                if name.hasSuffix(".lock") && CacheFiles.mtime(st) < staleBefore { staleLocks.append("\(folder)/\(name)") }
             }
+        }
+        for p in staleLocks.prefix(maxBatch) {
+            let fd = open(p, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+            guard fd >= 0 else { continue }
+            // Remove only while holding the lock, and only the file we locked (see RenderLock).
+            if flock(fd, LOCK_EX | LOCK_NB) == 0, CacheFiles.isSameFile(fd, p), unlink(p) == 0 { stats.removedLocks += 1 }
+            close(fd)
         }
 
         var entries = scanEntries()
         var total = entries.reduce(0) { $0 + $1.size }
         entries.removeAll { e in
-            guard e.size <= failureProbeSize, isExpiredFailure(e.path, nowMs: nowMs), unlink(e.path) == 0 else { return false }
+            guard e.length <= failureProbeSize, isExpiredFailure(e.path, nowMs: nowMs), unlink(e.path) == 0 else { return false }
             total -= e.size
             stats.removedEntries += 1
             stats.removedBytes += e.size

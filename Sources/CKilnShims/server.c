@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "kiln_server.h"
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
@@ -89,5 +90,16 @@ int kiln_wexitstatus(int status) { return WEXITSTATUS(status); }
 int kiln_wifsignaled(int status) { return WIFSIGNALED(status); }
 int kiln_wtermsig(int status) { return WTERMSIG(status); }
 int kiln_wcoredump(int status) { return WCOREDUMP(status); }
+
+int kiln_available_cpus(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0) return n;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
 
 char *const *kiln_environ(void) { return environ; }

@@ -122,7 +122,7 @@ struct Serve: ParsableCommand {
         let logger = Diagnostics.bootstrapLogging(settings.log.level, role: "master")
         let args = CommandLine.arguments
         // The worker re-reads the same file, environment and flags: `worker` + our own arguments.
-        let ownArguments = Array(args.drop { $0 != "serve" }.dropFirst())
+        let ownArguments = Array(args.dropFirst().drop { $0 != "serve" }.dropFirst())
         let workerArguments = [args.first ?? "kiln", "worker", "--master-pid", String(getpid())] + ownArguments
         let options = self.options
         let master = Master(configuration: settings.server, workerArguments: workerArguments, logger: logger) {
@@ -151,6 +151,7 @@ struct WorkerCommand: ParsableCommand {
     var masterPID: Int32?
 
     func run() throws {
+        Worker.installStopHandler()
         let settings = try Settings.loadOrExit(options)
         let logger = Diagnostics.bootstrapLogging(settings.log.level, role: "worker")
         let worker = Worker(configuration: settings.server, values: settings.values, masterPID: masterPID, logger: logger)

@@ -141,6 +141,29 @@ struct ProcessTests {
         #expect(server.waitForExit(timeout: 5) == 0)
     }
 
+    @Test func crashLoopSlowsRespawnsToOnePerSecond() throws {
+        let (server, client) = try start([], workers: 1)
+        defer { server.cleanUp() }
+        // 11 crashes within 10 s (each replacement is killed as soon as it appears).
+        for _ in 0..<11 {
+            var child: pid_t = 0
+            #expect(ServerProcess.wait(timeout: 3) { if let c = server.children().first { child = c; return true }; return false })
+            kill(child, SIGKILL)
+            _ = ServerProcess.wait(timeout: 2) { !server.children().contains(child) }
+        }
+        #expect(ServerProcess.wait(timeout: 2) { server.log.contains("crash loop") })
+        // Replacements now come one per second.
+        var child: pid_t = 0
+        #expect(ServerProcess.wait(timeout: 3) { if let c = server.children().first { child = c; return true }; return false })
+        kill(child, SIGKILL)
+        let t0 = Date()
+        #expect(ServerProcess.wait(timeout: 3) { let c = server.children(); return !c.isEmpty && !c.contains(child) })
+        #expect(Date().timeIntervalSince(t0) > 0.7)
+        #expect(try client.get("/alive").status == 200)
+        server.signal(SIGTERM)
+        #expect(server.waitForExit(timeout: 5) == 0)
+    }
+
     @Test func shutdownTimeoutKillsARequestThatTakesTooLong() throws {
         let (server, client) = try start(["--set", "server.shutdown_timeout=300ms"], workers: 1)
         defer { server.cleanUp() }

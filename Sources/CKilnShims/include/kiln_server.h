@@ -34,6 +34,9 @@ int kiln_wifsignaled(int status);
 int kiln_wtermsig(int status);
 int kiln_wcoredump(int status);
 
+/* CPUs this process may run on (sched_getaffinity, so cpusets and taskset count), at least 1. */
+int kiln_available_cpus(void);
+
 /* The process environment (environ), for posix_spawn. */
 char *const *kiln_environ(void);
 

@@ -10,8 +10,8 @@ import Logging
 /// single-threaded and handles signals synchronously (blocked, then `sigtimedwait` every 200 ms):
 ///
 /// - SIGCHLD: reap; a worker of the current generation that exits is replaced at once. More than
-///   10 abnormal exits (signal or non-zero status) within 10 s is a crash loop: then at most one
-///   worker is started per second, and an error is logged.
+///   10 crashes (a non-zero status or a fatal signal) within 10 s is a crash loop: then at most one
+///   worker is started per second, and an error is logged, until 10 s pass without a crash.
 /// - SIGTERM, SIGINT, SIGQUIT: stop. `shutdown` the listening socket (wakes every idle worker),
 ///   SIGTERM all workers, wait up to `shutdown_timeout` for requests in flight, SIGKILL the rest,
 ///   remove the socket file and the pid file, return 0. A second stop signal kills at once.
@@ -231,13 +231,12 @@ public final class Master {
         }
         let lived = Master.now() - w.started
         let how = Master.describe(status: status)
-        let abnormal = !(kiln_wifexited(status) != 0 && kiln_wexitstatus(status) == 0)
         let replace = stopDeadline == nil && w.generation == generation && w.deadline == nil
         guard replace else {
             logger.info("worker \(pid) (generation \(w.generation)) \(how)")
             return
         }
-        if abnormal {
+        if Master.isCrash(status) {
             let hint = kiln_wifexited(status) != 0 && kiln_wexitstatus(status) == Worker.ExitStatus.configuration
                 ? " (it rejected the configuration; fix it and send SIGHUP)" : ""
             logger.error("worker \(pid) (slot \(w.slot)) \(how) after \(Master.format(lived)) s\(hint); replacing it")
@@ -246,6 +245,14 @@ public final class Master {
             logger.info("worker \(pid) (slot \(w.slot)) \(how) after \(Master.format(lived)) s; replacing it")
         }
         if w.slot < configuration.workers { pendingSlots[w.slot] = Master.now() }
+    }
+
+    /// A non-zero exit status or a fatal signal. A clean exit (recycling) and death by a stop signal
+    /// (SIGTERM, SIGINT, SIGQUIT, SIGHUP: someone stopped it before its handler was installed) are not.
+    static func isCrash(_ status: Int32) -> Bool {
+        if kiln_wifexited(status) != 0 { return kiln_wexitstatus(status) != 0 }
+        if kiln_wifsignaled(status) != 0 { return ![SIGTERM, SIGINT, SIGQUIT, SIGHUP].contains(kiln_wtermsig(status)) }
+        return true
     }
 
     func recordCrash() {
@@ -262,8 +269,9 @@ public final class Master {
         guard !pendingSlots.isEmpty else { return }
         let now = Master.now()
         if inCrashLoop {
+            // Leave the crash loop only after a whole window without a crash.
             crashTimes.removeAll { now - $0 > Master.crashWindow }
-            if crashTimes.count <= Master.crashLimit {
+            if crashTimes.isEmpty {
                 inCrashLoop = false
                 logger.notice("crash loop over; replacing workers at once again")
             }

@@ -102,9 +102,18 @@ struct ProcessTests {
         let (server, client) = try start(["--config", config], workers: nil)
         defer { server.cleanUp(); try? FileManager.default.removeItem(atPath: folder) }
 
+        // An edited file is not used before SIGHUP: a replacement worker keeps the validated settings.
+        try "[server]\nworkers = 2\nbogus = 1\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let victim = server.children().min()!
+        kill(victim, SIGKILL)
+        #expect(ServerProcess.wait(timeout: 3) { let c = server.children(); return c.count == 2 && !c.contains(victim) })
+        usleep(300_000)
+        #expect(server.children().count == 2)
+        #expect(!server.log.contains("invalid configuration"))
+        #expect(try client.get("/replaced").status == 200)
+
         // Invalid settings: logged, and the running workers stay.
         let first = server.children()
-        try "[server]\nworkers = 2\nbogus = 1\n".write(toFile: config, atomically: true, encoding: .utf8)
         server.signal(SIGHUP)
         #expect(ServerProcess.wait(timeout: 3) { server.log.contains("reload failed") })
         #expect(server.log.contains("unknown setting server.bogus (file \(config))"))

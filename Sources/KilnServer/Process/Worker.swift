@@ -5,7 +5,7 @@ import Logging
 
 /// Builds the request handler of a worker from the loaded settings. The real one renders images
 /// (`ImageHandler`); it is plugged in by the executable.
-public typealias HandlerFactory = (ConfigValues, Logger) throws -> any RequestHandling
+public typealias RequestHandlerFactory = (ConfigValues, Logger) throws -> any RequestHandling
 
 /// One worker process: started by the master with the listening socket on fd 0, serves requests one
 /// at a time until told to stop, then exits.
@@ -44,7 +44,7 @@ public struct Worker {
     }
 
     /// Runs until stopped; returns the process exit status.
-    public func run(makeHandler: HandlerFactory) -> Int32 {
+    public func run(makeHandler: RequestHandlerFactory) -> Int32 {
         guard Worker.installStopHandler() else {
             logger.error("cannot install the stop handler: \(errnoText(errno))")
             return ExitStatus.failure

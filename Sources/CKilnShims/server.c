@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "kiln_server.h"
 #include <errno.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
@@ -89,5 +91,37 @@ int kiln_wexitstatus(int status) { return WEXITSTATUS(status); }
 int kiln_wifsignaled(int status) { return WIFSIGNALED(status); }
 int kiln_wtermsig(int status) { return WTERMSIG(status); }
 int kiln_wcoredump(int status) { return WCOREDUMP(status); }
+
+int kiln_available_cpus(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0) return n;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+int kiln_settings_memfd(void) {
+    int fd = memfd_create("kiln-settings", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return -1;
+    if (fd < 4) {
+        int moved = fcntl(fd, F_DUPFD_CLOEXEC, 4);
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return moved;
+    }
+    return fd;
+}
+
+int kiln_seal(int fd) {
+    return fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL);
+}
+
+int kiln_spawn_closefrom(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
 
 char *const *kiln_environ(void) { return environ; }

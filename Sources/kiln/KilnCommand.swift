@@ -76,6 +76,19 @@ struct Settings {
             throw ExitCode(2)
         }
     }
+
+    /// A worker's settings: the master's validated snapshot on `fd` when given, else `load`.
+    static func loadWorkerOrExit(_ options: SettingsOptions, snapshotFD fd: Int32?) throws -> Settings {
+        guard let fd else { return try loadOrExit(options) }
+        do {
+            let values = try SettingsSnapshot.read(fd: fd)
+            try ConfigurationLoader(knownKeys: knownKeys).validateKeys(values)
+            return Settings(values: values, server: try ServerConfiguration(values), log: try LogConfiguration(values))
+        } catch {
+            Diagnostics.fail("invalid configuration: \(error)")
+            throw ExitCode(2)
+        }
+    }
 }
 
 enum Diagnostics {
@@ -121,12 +134,16 @@ struct Serve: ParsableCommand {
         let settings = try Settings.loadOrExit(options)
         let logger = Diagnostics.bootstrapLogging(settings.log.level, role: "master")
         let args = CommandLine.arguments
-        // The worker re-reads the same file, environment and flags: `worker` + our own arguments.
-        let ownArguments = Array(args.drop { $0 != "serve" }.dropFirst())
-        let workerArguments = [args.first ?? "kiln", "worker", "--master-pid", String(getpid())] + ownArguments
+        // `worker` + our own arguments; the worker takes its settings from the snapshot the master
+        // passes on fd 3 (validated here, unchanged until SIGHUP), not from the file again.
+        let ownArguments = Array(args.dropFirst().drop { $0 != "serve" }.dropFirst())
+        let workerArguments = [args.first ?? "kiln", "worker", "--master-pid", String(getpid()),
+                               "--settings-fd", String(SettingsSnapshot.workerFD)] + ownArguments
         let options = self.options
-        let master = Master(configuration: settings.server, workerArguments: workerArguments, logger: logger) {
-            try Settings.load(options).server
+        let master = Master(configuration: settings.server, values: settings.values,
+                            workerArguments: workerArguments, logger: logger) {
+            let reloaded = try Settings.load(options)
+            return (reloaded.server, reloaded.values)
         }
         let status: Int32
         do {
@@ -150,8 +167,12 @@ struct WorkerCommand: ParsableCommand {
     @Option(name: .customLong("master-pid"), help: .hidden)
     var masterPID: Int32?
 
+    @Option(name: .customLong("settings-fd"), help: .hidden)
+    var settingsFD: Int32?
+
     func run() throws {
-        let settings = try Settings.loadOrExit(options)
+        Worker.installStopHandler()
+        let settings = try Settings.loadWorkerOrExit(options, snapshotFD: settingsFD)
         let logger = Diagnostics.bootstrapLogging(settings.log.level, role: "worker")
         let worker = Worker(configuration: settings.server, values: settings.values, masterPID: masterPID, logger: logger)
         let status = worker.run(makeHandler: HandlerFactory.makeHandler)

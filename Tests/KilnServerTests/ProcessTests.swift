@@ -102,9 +102,18 @@ struct ProcessTests {
         let (server, client) = try start(["--config", config], workers: nil)
         defer { server.cleanUp(); try? FileManager.default.removeItem(atPath: folder) }
 
+        // An edited file is not used before SIGHUP: a replacement worker keeps the validated settings.
+        try "[server]\nworkers = 2\nbogus = 1\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let victim = server.children().min()!
+        kill(victim, SIGKILL)
+        #expect(ServerProcess.wait(timeout: 3) { let c = server.children(); return c.count == 2 && !c.contains(victim) })
+        usleep(300_000)
+        #expect(server.children().count == 2)
+        #expect(!server.log.contains("invalid configuration"))
+        #expect(try client.get("/replaced").status == 200)
+
         // Invalid settings: logged, and the running workers stay.
         let first = server.children()
-        try "[server]\nworkers = 2\nbogus = 1\n".write(toFile: config, atomically: true, encoding: .utf8)
         server.signal(SIGHUP)
         #expect(ServerProcess.wait(timeout: 3) { server.log.contains("reload failed") })
         #expect(server.log.contains("unknown setting server.bogus (file \(config))"))
@@ -138,6 +147,29 @@ struct ProcessTests {
         #expect(pid(b) == pid(c))
         #expect(server.log.contains("exited with status 0"))
         server.signal(SIGINT)
+        #expect(server.waitForExit(timeout: 5) == 0)
+    }
+
+    @Test func crashLoopSlowsRespawnsToOnePerSecond() throws {
+        let (server, client) = try start([], workers: 1)
+        defer { server.cleanUp() }
+        // 11 crashes within 10 s (each replacement is killed as soon as it appears).
+        for _ in 0..<11 {
+            var child: pid_t = 0
+            #expect(ServerProcess.wait(timeout: 3) { if let c = server.children().first { child = c; return true }; return false })
+            kill(child, SIGKILL)
+            _ = ServerProcess.wait(timeout: 2) { !server.children().contains(child) }
+        }
+        #expect(ServerProcess.wait(timeout: 2) { server.log.contains("crash loop") })
+        // Replacements now come one per second.
+        var child: pid_t = 0
+        #expect(ServerProcess.wait(timeout: 3) { if let c = server.children().first { child = c; return true }; return false })
+        kill(child, SIGKILL)
+        let t0 = Date()
+        #expect(ServerProcess.wait(timeout: 3) { let c = server.children(); return !c.isEmpty && !c.contains(child) })
+        #expect(Date().timeIntervalSince(t0) > 0.7)
+        #expect(try client.get("/alive").status == 200)
+        server.signal(SIGTERM)
         #expect(server.waitForExit(timeout: 5) == 0)
     }
 

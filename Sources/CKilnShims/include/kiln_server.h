@@ -1,5 +1,6 @@
 #ifndef KILN_SERVER_H
 #define KILN_SERVER_H
+#include <spawn.h>
 /* Fixed-arity helpers for the server process layer (master and workers): signal flags that Swift 6
  * cannot hold safely, and wait-status macros that Swift's Glibc module does not import. */
 
@@ -33,6 +34,20 @@ int kiln_wexitstatus(int status);
 int kiln_wifsignaled(int status);
 int kiln_wtermsig(int status);
 int kiln_wcoredump(int status);
+
+/* CPUs this process may run on (sched_getaffinity, so cpusets and taskset count), at least 1. */
+int kiln_available_cpus(void);
+
+/* memfd_create("kiln-settings", MFD_CLOEXEC | MFD_ALLOW_SEALING), moved to fd 4 or above.
+ * Returns the fd or -1/errno. */
+int kiln_settings_memfd(void);
+
+/* Seals a memfd against any further change (F_SEAL_WRITE, _GROW, _SHRINK, _SEAL). */
+int kiln_seal(int fd);
+
+/* posix_spawn_file_actions_addclosefrom_np(actions, from): the child closes every descriptor >= from
+ * that the spawning process happened to inherit. Returns 0 or an error number. */
+int kiln_spawn_closefrom(posix_spawn_file_actions_t *actions, int from);
 
 /* The process environment (environ), for posix_spawn. */
 char *const *kiln_environ(void);

@@ -1,3 +1,4 @@
+import CKilnShims
 import Glibc
 import KilnCore
 
@@ -7,7 +8,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Default `unix:/tmp/kiln.sock`.
     public var listen: ListenAddress = .unix(path: "/tmp/kiln.sock")
     /// `workers`: worker processes, 1...256, each serving one request at a time.
-    /// Default: the number of online cores (2 on the build machine).
+    /// Default: the number of cores this process may use (its CPU affinity, so `taskset` and
+    /// container cpusets count; not CPU quotas), at most 256.
     public var workers: Int = ServerConfiguration.defaultWorkers
     /// `socket_mode`: permissions of a unix socket, an octal string such as `0660` (at most 0777).
     /// nginx's workers run as `www-data` (Debian) or `nobody`; they need write permission. Default 0660.
@@ -38,9 +40,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         "server.pid_file",
     ]
 
-    /// Online cores, clamped to 1...256.
+    /// Available cores, clamped to 1...256.
     public static var defaultWorkers: Int {
-        min(max(sysconf(Int32(_SC_NPROCESSORS_ONLN)), 1), 256)
+        min(max(Int(kiln_available_cpus()), 1), 256)
     }
 
     public init() {}
@@ -50,7 +52,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             do {
                 listen = try ListenAddress(parsing: raw)
             } catch {
-                throw .invalid(key: "server.listen", value: raw, expected: error.reason, origin: v.origins["server.listen"] ?? "")
+                throw .invalid(key: "server.listen", value: raw, expected: "\(ListenAddress.forms) (\(error.reason))", origin: v.origins["server.listen"] ?? "")
             }
         }
         workers = try v.int("server.workers", default: workers, in: 1...256)

@@ -35,12 +35,12 @@ public enum ListenAddress: Sendable, Equatable, CustomStringConvertible {
             guard ListenAddress.isIPv6(String(host)) else { throw .init(text, "'\(host)' is not a numeric IPv6 address") }
         } else {
             guard let colon = s.lastIndex(of: ":"), s.firstIndex(of: ":") == colon else {
-                throw .init(text, ListenAddress.expected)
+                throw .init(text, "not an address with a port")
             }
             host = s[..<colon]
             portText = s[s.index(after: colon)...]
             guard ListenAddress.isIPv4(String(host)) else {
-                throw .init(text, "'\(host)' is not a numeric IPv4 address (host names are not resolved); \(ListenAddress.expected)")
+                throw .init(text, "'\(host)' is not a numeric IPv4 address; host names are not resolved")
             }
         }
         guard let port = Int(portText), (1...65_535).contains(port) else {
@@ -49,7 +49,8 @@ public enum ListenAddress: Sendable, Equatable, CustomStringConvertible {
         self = .tcp(host: String(host), port: UInt16(port))
     }
 
-    static let expected = "expected unix:/path/to/kiln.sock, 127.0.0.1:9000 or [::1]:9000"
+    /// The accepted forms, for error messages.
+    public static let forms = "unix:/path/to/kiln.sock, 127.0.0.1:9000 or [::1]:9000"
 
     public var description: String {
         switch self {
@@ -84,7 +85,7 @@ public struct ListenAddressError: Error, Equatable, Sendable, CustomStringConver
         self.reason = reason
     }
 
-    public var description: String { "invalid listen address '\(text)': \(reason)" }
+    public var description: String { "invalid listen address '\(text)': \(reason); expected \(ListenAddress.forms)" }
 }
 
 extension String {

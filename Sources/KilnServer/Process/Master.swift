@@ -1,17 +1,20 @@
 import CKilnShims
 import Glibc
+import KilnCore
 import Logging
 
 /// The supervising process: owns the listening socket, starts `workers` worker processes and keeps
 /// that many running.
 ///
 /// Workers are started with `posix_spawn` of the executable (`/proc/self/exe`, never `fork`), the
-/// listening socket on fd 0, an empty signal mask and default signal actions. The master is
+/// listening socket on fd 0, the validated settings on fd 3 (`SettingsSnapshot`, so a replacement
+/// worker never picks up an edited file before SIGHUP), an empty signal mask and default signal
+/// actions. The master is
 /// single-threaded and handles signals synchronously (blocked, then `sigtimedwait` every 200 ms):
 ///
 /// - SIGCHLD: reap; a worker of the current generation that exits is replaced at once. More than
-///   10 abnormal exits (signal or non-zero status) within 10 s is a crash loop: then at most one
-///   worker is started per second, and an error is logged.
+///   10 crashes (a non-zero status or a fatal signal) within 10 s is a crash loop: then at most one
+///   worker is started per second, and an error is logged, until 10 s pass without a crash.
 /// - SIGTERM, SIGINT, SIGQUIT: stop. `shutdown` the listening socket (wakes every idle worker),
 ///   SIGTERM all workers, wait up to `shutdown_timeout` for requests in flight, SIGKILL the rest,
 ///   remove the socket file and the pid file, return 0. A second stop signal kills at once.
@@ -20,8 +23,9 @@ import Logging
 ///   requests and exits (SIGKILL after `shutdown_timeout`). The listening socket is kept: changes of
 ///   `listen`, `backlog` and the socket's mode and owner need a restart.
 public final class Master {
-    /// Re-runs the configuration loading (file, environment, flags) for SIGHUP.
-    public typealias Reload = () throws -> ServerConfiguration
+    /// Re-runs the configuration loading (file, environment, flags) for SIGHUP: the server part and
+    /// every setting (for the workers' snapshot).
+    public typealias Reload = () throws -> (server: ServerConfiguration, values: ConfigValues)
 
     struct WorkerProcess {
         var pid: pid_t
@@ -34,6 +38,9 @@ public final class Master {
     }
 
     public private(set) var configuration: ServerConfiguration
+    var values: ConfigValues
+    /// The sealed memfd with `values`, put on fd 3 of every worker of the current generation.
+    var settingsFD: Int32 = -1
     let workerArguments: [String]
     let executablePath: String
     var logger: Logger
@@ -55,12 +62,15 @@ public final class Master {
     static let crashLimit = 10
 
     /// - Parameters:
+    ///   - configuration: the `[server]` part of `values`.
+    ///   - values: every validated setting; workers read them from fd 3.
     ///   - workerArguments: the complete argv of a worker (`argv[0]`, `worker`, options).
     ///   - executablePath: what to spawn; `/proc/self/exe` is this very binary even if the file was
     ///     replaced on disk since.
-    public init(configuration: ServerConfiguration, workerArguments: [String],
+    public init(configuration: ServerConfiguration, values: ConfigValues, workerArguments: [String],
                 executablePath: String = "/proc/self/exe", logger: Logger, reload: @escaping Reload) {
         self.configuration = configuration
+        self.values = values
         self.workerArguments = workerArguments
         self.executablePath = executablePath
         self.logger = logger
@@ -84,6 +94,7 @@ public final class Master {
         let socket = try ListeningSocket.open(configuration)
         self.socket = socket
         defer { finish() }
+        settingsFD = try SettingsSnapshot.makeFile(values)
         try writePidFile(configuration.pidFile)
 
         let mode = configuration.listen.unixPath == nil ? "" : " mode 0\(String(configuration.socketMode, radix: 8))"
@@ -164,12 +175,18 @@ public final class Master {
     func reloadConfiguration() {
         logger.notice("received SIGHUP: reloading the configuration")
         var new: ServerConfiguration
+        let newFD: Int32
         do {
-            new = try reload()
+            let loaded = try reload()
+            new = loaded.server
+            newFD = try SettingsSnapshot.makeFile(loaded.values)
+            values = loaded.values
         } catch {
             logger.error("reload failed, keeping the running workers: \(error)")
             return
         }
+        close(settingsFD)
+        settingsFD = newFD
         let old = configuration
         if new.listen != old.listen || new.backlog != old.backlog || new.socketMode != old.socketMode
             || new.socketOwner != old.socketOwner || new.socketGroup != old.socketGroup {
@@ -231,13 +248,12 @@ public final class Master {
         }
         let lived = Master.now() - w.started
         let how = Master.describe(status: status)
-        let abnormal = !(kiln_wifexited(status) != 0 && kiln_wexitstatus(status) == 0)
         let replace = stopDeadline == nil && w.generation == generation && w.deadline == nil
         guard replace else {
             logger.info("worker \(pid) (generation \(w.generation)) \(how)")
             return
         }
-        if abnormal {
+        if Master.isCrash(status) {
             let hint = kiln_wifexited(status) != 0 && kiln_wexitstatus(status) == Worker.ExitStatus.configuration
                 ? " (it rejected the configuration; fix it and send SIGHUP)" : ""
             logger.error("worker \(pid) (slot \(w.slot)) \(how) after \(Master.format(lived)) s\(hint); replacing it")
@@ -246,6 +262,14 @@ public final class Master {
             logger.info("worker \(pid) (slot \(w.slot)) \(how) after \(Master.format(lived)) s; replacing it")
         }
         if w.slot < configuration.workers { pendingSlots[w.slot] = Master.now() }
+    }
+
+    /// A non-zero exit status or a fatal signal. A clean exit (recycling) and death by a stop signal
+    /// (SIGTERM, SIGINT, SIGQUIT, SIGHUP: someone stopped it before its handler was installed) are not.
+    static func isCrash(_ status: Int32) -> Bool {
+        if kiln_wifexited(status) != 0 { return kiln_wexitstatus(status) != 0 }
+        if kiln_wifsignaled(status) != 0 { return ![SIGTERM, SIGINT, SIGQUIT, SIGHUP].contains(kiln_wtermsig(status)) }
+        return true
     }
 
     func recordCrash() {
@@ -262,8 +286,9 @@ public final class Master {
         guard !pendingSlots.isEmpty else { return }
         let now = Master.now()
         if inCrashLoop {
+            // Leave the crash loop only after a whole window without a crash.
             crashTimes.removeAll { now - $0 > Master.crashWindow }
-            if crashTimes.count <= Master.crashLimit {
+            if crashTimes.isEmpty {
                 inCrashLoop = false
                 logger.notice("crash loop over; replacing workers at once again")
             }
@@ -298,6 +323,9 @@ public final class Master {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         var rc = posix_spawn_file_actions_adddup2(&actions, socket.fd, 0)
+        if rc == 0 { rc = posix_spawn_file_actions_adddup2(&actions, settingsFD, SettingsSnapshot.workerFD) }
+        // Nothing else the master inherited (a supervisor's pipes, say) leaks into workers.
+        if rc == 0 { rc = kiln_spawn_closefrom(&actions, SettingsSnapshot.workerFD + 1) }
         guard rc == 0 else { throw ServerStartError("posix_spawn_file_actions_adddup2: \(errnoText(rc))") }
 
         var attr = posix_spawnattr_t()
@@ -347,6 +375,8 @@ public final class Master {
     func finish() {
         socket?.close()
         socket = nil
+        if settingsFD >= 0 { close(settingsFD) }
+        settingsFD = -1
         removePidFile()
     }
 

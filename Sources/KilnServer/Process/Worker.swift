@@ -5,7 +5,7 @@ import Logging
 
 /// Builds the request handler of a worker from the loaded settings. The real one renders images
 /// (`ImageHandler`); it is plugged in by the executable.
-public typealias HandlerFactory = (ConfigValues, Logger) throws -> any RequestHandling
+public typealias RequestHandlerFactory = (ConfigValues, Logger) throws -> any RequestHandling
 
 /// One worker process: started by the master with the listening socket on fd 0, serves requests one
 /// at a time until told to stop, then exits.
@@ -36,9 +36,16 @@ public struct Worker {
         self.logger = logger
     }
 
+    /// Installs the stop handler. Call it first thing in a worker process (before loading settings),
+    /// so a stop signal that arrives during start-up is not fatal; `run` calls it again.
+    @discardableResult
+    public static func installStopHandler() -> Bool {
+        kiln_install_stop_handler() == 0
+    }
+
     /// Runs until stopped; returns the process exit status.
-    public func run(makeHandler: HandlerFactory) -> Int32 {
-        guard kiln_install_stop_handler() == 0 else {
+    public func run(makeHandler: RequestHandlerFactory) -> Int32 {
+        guard Worker.installStopHandler() else {
             logger.error("cannot install the stop handler: \(errnoText(errno))")
             return ExitStatus.failure
         }
@@ -56,7 +63,10 @@ public struct Worker {
                 return ExitStatus.ok
             }
         }
+        // A stop signal during start-up has already taken the socket away from fd 0.
+        if kiln_stop_requested() != 0 { return ExitStatus.ok }
         guard kiln_is_listening_socket(0) == 1 else {
+            if kiln_stop_requested() != 0 { return ExitStatus.ok }
             logger.error("fd 0 is not a listening socket: workers are started by `kiln serve`")
             return ExitStatus.failure
         }

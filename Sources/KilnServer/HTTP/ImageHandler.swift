@@ -11,6 +11,8 @@ public final class ImageHandler: RequestHandling {
     let http: HTTPConfiguration
     let cache: RenderCoordinator?
     let logger: Logger
+    /// The encoder settings part of every cache key, computed once.
+    let settingsFingerprint: String
 
     public init(pipeline: ImagePipeline, parser: SpecParser, http: HTTPConfiguration,
                 cache: RenderCoordinator? = nil, logger: Logger) {
@@ -19,6 +21,7 @@ public final class ImageHandler: RequestHandling {
         self.http = http
         self.cache = cache
         self.logger = logger
+        self.settingsFingerprint = pipeline.output.cacheFingerprint
     }
 
     /// Sweeps the disk cache when this worker wrote enough; called after the answer is sent.
@@ -60,7 +63,7 @@ public final class ImageHandler: RequestHandling {
         }
         let identity = try pipeline.stages.source.identity(of: imageRequest.sourcePath)
         let key = CacheKey(request: imageRequest, accept: accept, source: identity,
-                           settings: pipeline.output.cacheFingerprint)
+                           settings: settingsFingerprint)
         timeline.mark("key")
         var renderTimeline: Timeline?
         let started = Timeline.now()

@@ -5,11 +5,15 @@ public struct ImageRequest: Sendable, Hashable {
     public var sourcePath: String
     public var operations: [Operation]
     public var output: OutputOptions
+    /// Apply the EXIF orientation before the operations (`autorotate:0` / `ar:0` turns it off).
+    public var autorotate: Bool
 
-    public init(sourcePath: String, operations: [Operation] = [], output: OutputOptions = OutputOptions()) {
+    public init(sourcePath: String, operations: [Operation] = [], output: OutputOptions = OutputOptions(),
+                autorotate: Bool = true) {
         self.sourcePath = sourcePath
         self.operations = operations
         self.output = output
+        self.autorotate = autorotate
     }
 
     /// One spelling for every way of writing the same request: aliases expanded, defaults made
@@ -18,8 +22,8 @@ public struct ImageRequest: Sendable, Hashable {
     /// `rs:300:0:fit/f:webp/-/a.jpg`.
     public var canonical: String {
         var parts = operations.map(\.canonical)
-        if let q = output.quality { parts.append("q:\(q)") }
-        if let f = output.format.canonical { parts.append("f:\(f)") }
+        if !autorotate { parts.append("autorotate:0") }
+        parts += output.canonicalSegments
         parts.append("-")
         parts.append(sourcePath)
         return parts.joined(separator: "/")

@@ -20,10 +20,31 @@ public struct OutputOptions: Sendable, Hashable {
     public var format: FormatChoice = .source
     /// 1...100; nil uses the configured default of the output format.
     public var quality: Int?
+    /// `background:<hex>` (`bg`): what transparent pixels are flattened onto when the output has
+    /// no alpha, and the fill of `pad`; nil uses the configured `output.background`.
+    public var background: RGBColor?
+    /// `progressive:<0|1>` (`pg`): progressive JPEG, interlaced PNG; nil uses the configuration.
+    public var progressive: Bool?
+    /// `lossless:1` (`ll`): lossless WebP.
+    public var lossless = false
+    /// `strip:0` keeps the source's EXIF and XMP (orientation reset to 1); default strips them.
+    public var strip = true
 
     public init(format: FormatChoice = .source, quality: Int? = nil) {
         self.format = format
         self.quality = quality
+    }
+
+    /// The canonical segments of the output options, in a fixed order.
+    public var canonicalSegments: [String] {
+        var parts: [String] = []
+        if let background { parts.append("background:\(background)") }
+        if let quality { parts.append("q:\(quality)") }
+        if let f = format.canonical { parts.append("f:\(f)") }
+        if let progressive { parts.append("progressive:\(progressive ? 1 : 0)") }
+        if lossless { parts.append("lossless:1") }
+        if !strip { parts.append("strip:0") }
+        return parts
     }
 
     /// The concrete output format for a source format and the request's `Accept` header.

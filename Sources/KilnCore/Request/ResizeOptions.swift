@@ -2,7 +2,7 @@
 public enum ResizeMode: String, Sendable, Hashable, CaseIterable {
     /// Scale to fit inside the box, keeping the aspect ratio (default).
     case fit
-    /// Scale to cover the box, keeping the aspect ratio, then crop the overflow around the centre.
+    /// Scale to cover the box, keeping the aspect ratio, then crop the overflow (at the gravity).
     case fill
     /// Scale to exactly the box; the aspect ratio is not kept.
     case force
@@ -15,12 +15,23 @@ public struct ResizeOptions: Sendable, Hashable {
     public var mode: ResizeMode
     /// Upscaling is off unless `enlarge:1` was asked for.
     public var enlarge: Bool
+    /// Where `fill` crops the overflow (`g:`); default centre.
+    public var gravity: Gravity
 
-    public init(width: Int, height: Int, mode: ResizeMode = .fit, enlarge: Bool = false) {
+    public init(width: Int, height: Int, mode: ResizeMode = .fit, enlarge: Bool = false, gravity: Gravity = .center) {
         self.width = width
         self.height = height
         self.mode = mode
         self.enlarge = enlarge
+        self.gravity = gravity
+    }
+
+    /// `rs:300:200:fill`, then `/g:<gravity>` when a fill is not centred and `/el:1` when upscaling.
+    public var canonical: String {
+        var s = "rs:\(width):\(height):\(mode.rawValue)"
+        if mode == .fill && gravity != .center { s += "/g:\(gravity.canonical)" }
+        if enlarge { s += "/el:1" }
+        return s
     }
 
     /// The target box after a device-pixel-ratio multiplier.

@@ -27,7 +27,8 @@ public struct ResizePlan: Sendable, Hashable {
     }
 
     /// Plans `options` for a source of `source` pixels (already oriented as displayed).
-    public init(options: ResizeOptions, source: PixelSize) {
+    /// `anchor` overrides the gravity's anchor (fractions of the free space; for `smart`).
+    public init(options: ResizeOptions, source: PixelSize, anchor: (x: Double, y: Double)? = nil) {
         let sw = Double(source.width), sh = Double(source.height)
         let tw = Double(options.width), th = Double(options.height)
         var scaleX: Double, scaleY: Double
@@ -60,10 +61,14 @@ public struct ResizePlan: Sendable, Hashable {
             if options.width > 0 { outW = min(options.width, scaledW) }
             if options.height > 0 { outH = min(options.height, scaledH) }
         }
-        // The source region that maps onto the output, centred (fill crops the overflow).
+        // The source region that maps onto the output: fill crops the overflow at the gravity
+        // (`smart` is resolved by the processor, which passes the anchor it found).
         let regionW = sw * Double(outW) / Double(scaledW)
         let regionH = sh * Double(outH) / Double(scaledH)
-        self.init(sourceX: (sw - regionW) / 2, sourceY: (sh - regionH) / 2,
+        let a = anchor ?? options.gravity.anchor ?? (0.5, 0.5)
+        let g = options.gravity
+        self.init(sourceX: g.origin(extent: sw, window: regionW, anchor: a.x),
+                  sourceY: g.origin(extent: sh, window: regionH, anchor: a.y),
                   sourceWidth: regionW, sourceHeight: regionH,
                   output: PixelSize(width: outW, height: outH))
     }

@@ -1,15 +1,31 @@
 /// Parses `/<option>/<option>/…/<source path>` into an `ImageRequest`, once.
 ///
-/// An option is `name:arg[:arg…]` (or a bare name for flag options). Options end at the first
-/// segment that is not an option or at a literal `-`; the rest is the source path. A segment that
-/// looks like an option (`word:…`) but names none is an error rather than a path, so that typos
-/// do not silently become 404s; folders named like options go after `-`.
+/// An option is `name:arg[:arg…]` or a bare flag name (`circle`, `grayscale`, `sepia`). Options
+/// end at the first segment that is not an option or at a literal `-`; the rest is the source
+/// path. A segment that looks like an option (`word:…`) but names none is an error rather than a
+/// path, so that typos do not silently become 404s; folders named like options go after `-`.
 public struct SpecParser: Sendable {
-    /// Largest width or height a resize may ask for.
-    public var maxDimension: Int
+    /// Resolves a name that is no built-in option to a custom operation (a processor registered
+    /// in a custom build): nil when the name is unknown, throws for bad arguments.
+    public typealias CustomResolver = @Sendable (_ name: String, _ arguments: [String]) throws(SpecError) -> CustomOperation?
 
-    public init(maxDimension: Int = 16_384) {
+    /// Largest width or height a resize, crop or pad may ask for (after `dpr`).
+    public var maxDimension: Int
+    /// Most operations one request may run, after presets are expanded.
+    public var maxOperations: Int
+    /// Largest `blur` / `sharpen` sigma.
+    public var maxSigma: Double
+    /// `preset:<name>` chains, e.g. `avatar` → `rs:96:96:fill/circle/f:webp`.
+    public var presets: [String: String]
+    public var customResolver: CustomResolver?
+
+    public init(maxDimension: Int = 16_384, maxOperations: Int = 16, maxSigma: Double = 50,
+                presets: [String: String] = [:], customResolver: CustomResolver? = nil) {
         self.maxDimension = maxDimension
+        self.maxOperations = maxOperations
+        self.maxSigma = maxSigma
+        self.presets = presets
+        self.customResolver = customResolver
     }
 
     /// Parses the path of a request; a query string is ignored. `isDecoded`: the path was already
@@ -19,107 +35,42 @@ public struct SpecParser: Sendable {
         if !isDecoded, let q = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<q] }
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(path.hasPrefix("/") ? 1 : 0)
 
-        var builder = Builder()
+        var builder = RequestBuilder()
         var index = segments.startIndex
         while index < segments.endIndex {
             let raw = segments[index]
             if raw == "-" { index += 1; break }
             let segment = isDecoded ? String(raw) : try PathDecoding.decodeSegment(raw)
-            guard try parseOption(segment, into: &builder) else { break }
+            guard try parseOption(segment, into: &builder, presetDepth: 0) else { break }
             index += 1
         }
         let sourcePath = try PathDecoding.sourcePath(from: segments[index...], isDecoded: isDecoded)
-        return builder.request(sourcePath: sourcePath)
+        return try builder.request(sourcePath: sourcePath, maxDimension: maxDimension, maxOperations: maxOperations)
     }
 
-    /// Applies one segment; false when the segment is not an option (the path starts here).
-    private func parseOption(_ segment: String, into b: inout Builder) throws(SpecError) -> Bool {
-        let fields = segment.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        let name = fields[0]
-        let args = Array(fields.dropFirst())
-        func int(_ i: Int, _ what: String, _ range: ClosedRange<Int>) throws(SpecError) -> Int {
-            guard i < args.count else { throw .invalidOption(segment: segment, reason: "missing \(what)") }
-            guard let v = Int(args[i]), range.contains(v) else {
-                throw .invalidOption(segment: segment, reason: "\(what) must be a whole number in \(range.lowerBound)...\(range.upperBound)")
-            }
-            return v
+    /// Checks every preset: each must parse on its own and name no other preset.
+    public func validatePresets() throws(SpecError) {
+        for name in presets.keys.sorted() {
+            var builder = RequestBuilder()
+            _ = try parseOption("preset:\(name)", into: &builder, presetDepth: 0)
+            _ = try builder.request(sourcePath: "x", maxDimension: maxDimension, maxOperations: maxOperations)
         }
-        func arity(_ allowed: ClosedRange<Int>) throws(SpecError) {
-            guard allowed.contains(args.count) else {
-                throw .invalidOption(segment: segment, reason: "takes \(allowed.lowerBound == allowed.upperBound ? "\(allowed.lowerBound)" : "\(allowed.lowerBound) to \(allowed.upperBound)") argument(s)")
-            }
-        }
-        let dims = 0...maxDimension
-        switch name {
-        case "resize", "rs":
-            try arity(2...3)
-            let w = try int(0, "width", dims), h = try int(1, "height", dims)
-            var mode = ResizeMode.fit
-            if args.count == 3 {
-                guard let m = ResizeMode(rawValue: args[2]) else {
-                    throw .invalidOption(segment: segment, reason: "mode must be fit, fill or force")
-                }
-                mode = m
-            }
-            b.setResize(width: w, height: h, mode: mode)
-        case "width", "w":
-            try arity(1...1)
-            b.setResize(width: try int(0, "width", dims), height: nil, mode: nil)
-        case "height", "h":
-            try arity(1...1)
-            b.setResize(width: nil, height: try int(0, "height", dims), mode: nil)
-        case "enlarge", "el":
-            try arity(1...1)
-            b.enlarge = try int(0, "enlarge", 0...1) == 1
-        case "quality", "q":
-            try arity(1...1)
-            b.output.quality = try int(0, "quality", 1...100)
-        case "format", "f":
-            try arity(1...1)
-            switch args[0] {
-            case "auto": b.output.format = .auto
-            case "jpg": b.output.format = .format(.jpeg)
-            default:
-                guard let f = ImageFormat(rawValue: args[0]) else {
-                    throw .invalidOption(segment: segment, reason: "format must be jpeg, png, webp or auto")
-                }
-                b.output.format = .format(f)
-            }
-        default:
-            if fields.count > 1, !name.isEmpty, name.allSatisfy({ $0.isLetter || $0 == "_" }) {
-                throw .unknownOption(segment: segment)
-            }
-            return false
-        }
-        return true
     }
 
-    /// Collects options; consecutive size options (`w:300/h:200`) make one resize at the place of the first.
-    struct Builder {
-        var operations: [Operation] = []
-        var output = OutputOptions()
-        var enlarge = false
-        var resizeIndex: Int?
-
-        mutating func setResize(width: Int?, height: Int?, mode: ResizeMode?) {
-            if let i = resizeIndex, case .resize(var r) = operations[i] {
-                if let width { r.width = width }
-                if let height { r.height = height }
-                if let mode { r.mode = mode }
-                operations[i] = .resize(r)
-            } else {
-                operations.append(.resize(ResizeOptions(width: width ?? 0, height: height ?? 0, mode: mode ?? .fit)))
-                resizeIndex = operations.count - 1
+    /// Expands `preset:<name>[:<name>…]` in place.
+    func expandPresets(_ names: [String], segment: String, into b: inout RequestBuilder, presetDepth: Int) throws(SpecError) {
+        guard presetDepth == 0 else { throw .invalidOption(segment: segment, reason: "a preset cannot use another preset") }
+        guard !names.isEmpty else { throw .invalidOption(segment: segment, reason: "missing preset name") }
+        for name in names {
+            guard let chain = presets[name] else {
+                throw .invalidOption(segment: segment, reason: "no preset named \"\(name)\"")
             }
-        }
-
-        func request(sourcePath: String) -> ImageRequest {
-            let ops = operations.map { op -> Operation in
-                guard case .resize(var r) = op else { return op }
-                r.enlarge = enlarge
-                return .resize(r)
+            for part in chain.split(separator: "/") where !part.isEmpty {
+                let option = String(part)
+                guard try parseOption(option, into: &b, presetDepth: presetDepth + 1) else {
+                    throw .invalidOption(segment: segment, reason: "preset \"\(name)\" contains \"\(option)\", which is no option")
+                }
             }
-            return ImageRequest(sourcePath: sourcePath, operations: ops, output: output)
         }
     }
 }

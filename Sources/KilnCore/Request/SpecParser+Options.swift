@@ -1,0 +1,182 @@
+/// The options of the URL grammar: one case per option name (and its aliases).
+extension SpecParser {
+    /// Applies one segment; false when the segment is not an option (the path starts here).
+    func parseOption(_ segment: String, into b: inout RequestBuilder, presetDepth: Int) throws(SpecError) -> Bool {
+        let fields = segment.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        let a = OptionArguments(segment: segment, args: Array(fields.dropFirst()))
+        let dims = 0...maxDimension
+        switch fields[0] {
+        case "resize", "rs":
+            try a.arity(2...3)
+            var mode = ResizeMode.fit
+            if a.count == 3 {
+                guard let m = ResizeMode(rawValue: a[2]) else { throw a.invalid("mode must be fit, fill or force") }
+                mode = m
+            }
+            b.setResize(width: try a.int(0, "width", dims), height: try a.int(1, "height", dims), mode: mode)
+        case "width", "w":
+            try a.arity(1...1)
+            b.setResize(width: try a.int(0, "width", dims), height: nil, mode: nil)
+        case "height", "h":
+            try a.arity(1...1)
+            b.setResize(width: nil, height: try a.int(0, "height", dims), mode: nil)
+        case "enlarge", "el":
+            try a.arity(1...1)
+            b.enlarge = try a.flag(0, "enlarge")
+        case "gravity", "g":
+            guard let g = Gravity.parse(a.args[...]) else { throw a.invalid(Self.gravityHelp) }
+            b.gravity = g
+        case "dpr":
+            try a.arity(1...1)
+            b.dpr = try a.double(0, "dpr", 1...4)
+        case "crop":
+            try a.arity(2...4)
+            let w = try a.int(0, "width", 1...maxDimension), h = try a.int(1, "height", 1...maxDimension)
+            if a.count == 4, a[2] != "fp" {
+                b.append(.crop(CropOptions(width: w, height: h, x: try a.int(2, "x", dims), y: try a.int(3, "y", dims))))
+            } else if a.count >= 3 {
+                guard let g = Gravity.parse(a.args[2...]) else { throw a.invalid(Self.gravityHelp) }
+                b.append(.crop(CropOptions(width: w, height: h, gravity: g)))
+            } else {
+                b.appendCropWithRequestGravity(CropOptions(width: w, height: h))
+            }
+        case "pad", "padding":
+            try a.arity(1...4)
+            let v = try (0..<a.count).map { (i) throws(SpecError) in try a.int(i, "padding", dims) }
+            guard a.count != 3 else { throw a.invalid("takes 1, 2 or 4 values (all; vertical:horizontal; top:right:bottom:left)") }
+            let (t, r, bo, l) = a.count == 1 ? (v[0], v[0], v[0], v[0]) : a.count == 2 ? (v[0], v[1], v[0], v[1]) : (v[0], v[1], v[2], v[3])
+            b.append(.pad(Padding(top: t, right: r, bottom: bo, left: l)))
+        case "background", "bg":
+            try a.arity(1...1)
+            b.output.background = try a.color(0)
+        case "circle":
+            try a.arity(0...1)
+            b.append(.circle(background: a.count == 1 ? try a.color(0) : nil))
+        case "rounded", "rc":
+            try a.arity(1...1)
+            b.append(.rounded(radius: try a.int(0, "radius", 1...maxDimension)))
+        case "blur", "bl":
+            try a.arity(1...1)
+            b.append(.blur(sigma: try a.sigma(0, max: maxSigma)))
+        case "sharpen", "sh":
+            try a.arity(1...1)
+            b.append(.sharpen(sigma: try a.sigma(0, max: maxSigma)))
+        case "grayscale", "greyscale", "gs":
+            try a.arity(0...0)
+            b.append(.grayscale)
+        case "sepia":
+            try a.arity(0...0)
+            b.append(.sepia)
+        case "tint":
+            try a.arity(1...1)
+            b.append(.tint(try a.color(0)))
+        case "brightness", "br":
+            try a.arity(1...1)
+            b.append(.brightness(try a.int(0, "brightness", -100...100)))
+        case "contrast", "co":
+            try a.arity(1...1)
+            b.append(.contrast(try a.int(0, "contrast", -100...100)))
+        case "saturation", "sa":
+            try a.arity(1...1)
+            b.append(.saturation(try a.int(0, "saturation", -100...100)))
+        case "rotate", "rot":
+            try a.arity(1...1)
+            guard let d = Int(a[0]), [0, 90, 180, 270, 360].contains(d) else { throw a.invalid("angle must be 90, 180 or 270") }
+            if d % 360 != 0 { b.append(.rotate(degrees: d)) }
+        case "flip":
+            try a.arity(1...1)
+            guard let f = FlipDirection(rawValue: a[0] == "vh" ? "hv" : a[0]) else { throw a.invalid("direction must be h, v or hv") }
+            b.append(.flip(f))
+        case "autorotate", "ar":
+            try a.arity(1...1)
+            b.autorotate = try a.flag(0, "autorotate")
+        case "quality", "q":
+            try a.arity(1...1)
+            b.output.quality = try a.int(0, "quality", 1...100)
+        case "format", "f", "ext":
+            try a.arity(1...1)
+            switch a[0] {
+            case "auto": b.output.format = .auto
+            case "jpg": b.output.format = .format(.jpeg)
+            default:
+                guard let f = ImageFormat(rawValue: a[0]) else { throw a.invalid("format must be jpeg, png, webp or auto") }
+                b.output.format = .format(f)
+            }
+        case "progressive", "pg":
+            try a.arity(1...1)
+            b.output.progressive = try a.flag(0, "progressive")
+        case "lossless", "ll":
+            try a.arity(1...1)
+            b.output.lossless = try a.flag(0, "lossless")
+        case "strip":
+            try a.arity(1...1)
+            b.output.strip = try a.flag(0, "strip")
+        case "preset", "pr":
+            try expandPresets(a.args, segment: segment, into: &b, presetDepth: presetDepth)
+        default:
+            let name = fields[0]
+            if let resolver = customResolver, let custom = try resolver(name, a.args) {
+                b.append(.custom(custom))
+                return true
+            }
+            if fields.count > 1, !name.isEmpty, name.allSatisfy({ $0.isLetter || $0 == "_" }) {
+                throw .unknownOption(segment: segment)
+            }
+            return false
+        }
+        return true
+    }
+
+    static let gravityHelp = "gravity must be center, north, south, east, west, ne, nw, se, sw, smart or fp:<x>:<y> with x and y in 0...1"
+}
+
+/// The arguments of one option segment, with typed accessors that name the segment on error.
+struct OptionArguments {
+    let segment: String
+    let args: [String]
+
+    var count: Int { args.count }
+    subscript(i: Int) -> String { args[i] }
+
+    func invalid(_ reason: String) -> SpecError { .invalidOption(segment: segment, reason: reason) }
+
+    func arity(_ allowed: ClosedRange<Int>) throws(SpecError) {
+        guard allowed.contains(args.count) else {
+            let n = allowed.lowerBound == allowed.upperBound ? "\(allowed.lowerBound)" : "\(allowed.lowerBound) to \(allowed.upperBound)"
+            throw invalid("takes \(n) argument(s)")
+        }
+    }
+
+    func int(_ i: Int, _ what: String, _ range: ClosedRange<Int>) throws(SpecError) -> Int {
+        guard i < args.count else { throw invalid("missing \(what)") }
+        guard let v = Int(args[i]), range.contains(v) else {
+            throw invalid("\(what) must be a whole number in \(range.lowerBound)...\(range.upperBound)")
+        }
+        return v
+    }
+
+    func double(_ i: Int, _ what: String, _ range: ClosedRange<Double>) throws(SpecError) -> Double {
+        guard i < args.count else { throw invalid("missing \(what)") }
+        guard let v = Double(args[i]), v.isFinite, range.contains(v) else {
+            throw invalid("\(what) must be a number in \(Gravity.format(range.lowerBound))...\(Gravity.format(range.upperBound))")
+        }
+        return v
+    }
+
+    /// A Gaussian sigma: more than 0 and at most `max`.
+    func sigma(_ i: Int, max: Double) throws(SpecError) -> Double {
+        guard let v = Double(args[i]), v.isFinite, v > 0, v <= max else {
+            throw invalid("sigma must be a number above 0 and at most \(Gravity.format(max))")
+        }
+        return v
+    }
+
+    func flag(_ i: Int, _ what: String) throws(SpecError) -> Bool {
+        try int(i, what, 0...1) == 1
+    }
+
+    func color(_ i: Int) throws(SpecError) -> RGBColor {
+        guard let c = RGBColor(hex: args[i]) else { throw invalid("colour must be six hex digits such as ff8800") }
+        return c
+    }
+}

@@ -12,10 +12,15 @@ public struct LimitsConfiguration: Sendable, Equatable {
     public var maxOutputPixels = 50_000_000
     /// `max_dimension`: largest width or height a URL may ask for. Default 16384.
     public var maxDimension = 16_384
+    /// `max_operations`: most processing steps in one URL, after presets are expanded. Default 16.
+    public var maxOperations = 16
+    /// `max_blur_sigma`: largest `blur` / `sharpen` sigma. Default 50 (a blur costs the same
+    /// for every sigma; the limit keeps results meaningful and the kernel small).
+    public var maxBlurSigma = 50
 
     public static let keys: Set<String> = [
         "limits.max_pixels", "limits.max_animation_pixels", "limits.max_file_bytes",
-        "limits.max_output_pixels", "limits.max_dimension",
+        "limits.max_output_pixels", "limits.max_dimension", "limits.max_operations", "limits.max_blur_sigma",
     ]
 
     public init() {}
@@ -26,6 +31,8 @@ public struct LimitsConfiguration: Sendable, Equatable {
         maxFileBytes = try v.bytes("limits.max_file_bytes", default: maxFileBytes, in: 1...(4 << 30))
         maxOutputPixels = try v.int("limits.max_output_pixels", default: maxOutputPixels, in: 1...1_000_000_000)
         maxDimension = try v.int("limits.max_dimension", default: maxDimension, in: 1...65_535)
+        maxOperations = try v.int("limits.max_operations", default: maxOperations, in: 1...100)
+        maxBlurSigma = try v.int("limits.max_blur_sigma", default: maxBlurSigma, in: 1...1000)
     }
 
     public var decodeLimits: DecodeLimits {

@@ -11,12 +11,15 @@ public struct OutputConfiguration: Sendable, Equatable {
     public var webpMethod = 2
     /// `png_compression_level`: zlib level 0...9. Default 6.
     public var pngCompressionLevel = 6
+    /// `progressive`: progressive JPEG and interlaced PNG unless the URL says `progressive:0`.
+    /// Default false (baseline JPEG encodes faster; progressive is usually a little smaller).
+    public var progressive = false
     /// `background`: RGB hex that transparent pixels are flattened onto for JPEG. Default `ffffff`.
     public var background: [UInt8] = [255, 255, 255]
 
     public static let keys: Set<String> = [
         "output.jpeg_quality", "output.webp_quality", "output.webp_method",
-        "output.png_compression_level", "output.background",
+        "output.png_compression_level", "output.background", "output.progressive",
     ]
 
     public init() {}
@@ -26,6 +29,7 @@ public struct OutputConfiguration: Sendable, Equatable {
         webpQuality = try v.int("output.webp_quality", default: webpQuality, in: 1...100)
         webpMethod = try v.int("output.webp_method", default: webpMethod, in: 0...6)
         pngCompressionLevel = try v.int("output.png_compression_level", default: pngCompressionLevel, in: 0...9)
+        progressive = try v.bool("output.progressive", default: progressive)
         if let hex = v.string("output.background") {
             guard let rgb = OutputConfiguration.parseHex(hex) else {
                 throw .invalid(key: "output.background", value: hex, expected: "an RGB hex colour such as ffffff", origin: v.origins["output.background"] ?? "")
@@ -36,14 +40,13 @@ public struct OutputConfiguration: Sendable, Equatable {
 
     /// `ff8800` or `#ff8800` to bytes.
     public static func parseHex(_ text: String) -> [UInt8]? {
-        let hex = text.hasPrefix("#") ? String(text.dropFirst()) : text
-        guard hex.count == 6, let v = UInt32(hex, radix: 16) else { return nil }
-        return [UInt8(v >> 16 & 0xff), UInt8(v >> 8 & 0xff), UInt8(v & 0xff)]
+        RGBColor(hex: text)?.bytes
     }
 
-    /// Encoder options for a format and the URL's quality.
-    public func encodeOptions(format: ImageFormat, quality: Int?) -> EncodeOptions {
-        let q = quality ?? (format == .webp ? webpQuality : jpegQuality)
-        return EncodeOptions(format: format, quality: q, webpMethod: webpMethod, pngCompressionLevel: pngCompressionLevel)
+    /// Encoder options for a format and the URL's output options.
+    public func encodeOptions(format: ImageFormat, request: OutputOptions = OutputOptions()) -> EncodeOptions {
+        let q = request.quality ?? (format == .webp ? webpQuality : jpegQuality)
+        return EncodeOptions(format: format, quality: q, progressive: request.progressive ?? progressive,
+                             lossless: request.lossless, webpMethod: webpMethod, pngCompressionLevel: pngCompressionLevel)
     }
 }

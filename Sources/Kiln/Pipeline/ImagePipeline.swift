@@ -27,7 +27,9 @@ public final class ImagePipeline {
         timeline.mark("sniff")
 
         let decoder = stages.decoder(format)
-        let header = try decoder.readHeader(source.data)
+        var header = try decoder.readHeader(source.data)
+        let orientation = header.orientation
+        if !request.autorotate { header.orientation = 1 }
         let decodeLimits = limits.decodeLimits
         try decodeLimits.check(header)
         let options = DecodeOptions(minimumSize: ImagePipeline.minimumDecodeSize(for: request, header: header),
@@ -36,7 +38,7 @@ public final class ImagePipeline {
         timeline.mark("decode")
 
         var image = decoded.buffer
-        if header.orientation != 1 { image = stages.orient(image, header.orientation) }
+        if request.autorotate && orientation != 1 { image = stages.orient(image, orientation) }
         var logical = header.displayedSize
         for operation in request.operations {
             let context = ProcessingContext(logicalSize: logical, maxOutputPixels: limits.maxOutputPixels)
@@ -44,10 +46,12 @@ public final class ImagePipeline {
             logical = image.size
         }
         let outputFormat = request.output.resolvedFormat(source: format, accept: accept)
-        if image.hasAlpha && !outputFormat.supportsAlpha { image = stages.flatten(image, output.background) }
+        if image.hasAlpha && !outputFormat.supportsAlpha {
+            image = stages.flatten(image, request.output.background?.bytes ?? output.background)
+        }
         timeline.mark("process")
 
-        let encodeOptions = output.encodeOptions(format: outputFormat, quality: request.output.quality)
+        let encodeOptions = output.encodeOptions(format: outputFormat, request: request.output)
         let data = try stages.encoder(outputFormat).encode(image, options: encodeOptions)
         timeline.mark("encode")
         return RenderedImage(data: data, format: outputFormat, sourceIdentity: source.identity,

@@ -5,13 +5,17 @@ public struct PipelineConfiguration: Sendable, Equatable {
     public var source: SourceConfiguration
     public var limits: LimitsConfiguration
     public var output: OutputConfiguration
+    public var presets: PresetConfiguration
 
     public static let keys = SourceConfiguration.keys.union(LimitsConfiguration.keys).union(OutputConfiguration.keys)
+        .union(PresetConfiguration.keys)
 
     public init(_ values: ConfigValues) throws(ConfigError) {
         source = try SourceConfiguration(values)
         limits = try LimitsConfiguration(values)
         output = try OutputConfiguration(values)
+        presets = PresetConfiguration(values)
+        try presets.validate(with: parser)
     }
 
     /// The standard pipeline over `source.root`. Fails when the root is not a folder.
@@ -25,6 +29,9 @@ public struct PipelineConfiguration: Sendable, Equatable {
         return ImagePipeline(stages: .standard(source: files), limits: limits, output: output)
     }
 
-    /// The parser with this configuration's limits.
-    public var parser: SpecParser { SpecParser(maxDimension: limits.maxDimension) }
+    /// The parser with this configuration's limits and presets.
+    public var parser: SpecParser {
+        SpecParser(maxDimension: limits.maxDimension, maxOperations: limits.maxOperations,
+                   maxSigma: Double(limits.maxBlurSigma), presets: presets.chains)
+    }
 }

@@ -30,7 +30,7 @@ extension SpecParser {
             try a.arity(1...1)
             b.dpr = try a.double(0, "dpr", 1...4)
         case "crop":
-            try a.arity(2...4)
+            try a.arity(2...5)
             let w = try a.int(0, "width", 1...maxDimension), h = try a.int(1, "height", 1...maxDimension)
             if a.count == 4, a[2] != "fp" {
                 b.append(.crop(CropOptions(width: w, height: h, x: try a.int(2, "x", dims), y: try a.int(3, "y", dims))))

@@ -78,9 +78,12 @@ public struct ConfigurationLoader: Sendable {
         return out
     }
 
-    /// Throws `unknownKey` for the first key (in sorted order) that no component registered.
+    /// Throws `unknownKey` for the first key (in sorted order) that no component registered;
+    /// a registered `section.*` accepts every key of that section.
     public func validateKeys(_ values: ConfigValues) throws(ConfigError) {
         for key in values.values.keys.sorted() where !knownKeys.contains(key) {
+            // `section.*` registers a section of free keys, such as `[presets]`.
+            if knownKeys.contains(String(key.prefix { $0 != "." }) + ".*") { continue }
             throw .unknownKey(key, origin: values.origins[key] ?? "")
         }
     }

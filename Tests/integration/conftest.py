@@ -40,7 +40,9 @@ def root(environment_ok) -> Path:
 def stack(root):
     """kiln serve (2 workers, unix socket mode 0666) behind nginx on a free port. On teardown,
     SIGTERM; the master must exit with status 0."""
-    s = KilnStack(root=root, workers=2)
+    s = KilnStack(root=root, workers=2, extra_args=[
+        "--set", "presets.thumb=rs:50:50:fill/f:png",
+        "--set", "presets.avatar=rs:96:96:fill/circle/f:png"])
     try:
         s.start()
     except SetupError as e:

@@ -1,0 +1,54 @@
+"""Output options: progressive JPEG / interlaced PNG, lossless WebP, quality, presets."""
+from __future__ import annotations
+
+import struct
+
+from kilntest import PHOTO_HD, assert_plain_error
+
+
+def jpeg_sof(body: bytes) -> int:
+    """The first SOFn marker's n (0 baseline, 2 progressive)."""
+    i = 2
+    while i + 4 <= len(body):
+        assert body[i] == 0xFF, f"not a marker at {i}"
+        marker = body[i + 1]
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            return marker - 0xC0
+        i += 2 + struct.unpack(">H", body[i + 2:i + 4])[0]
+    raise AssertionError("no SOF marker")
+
+
+def test_progressive_jpeg(client):
+    r, _ = client.image(f"/w:300/pg:1/f:jpeg/{PHOTO_HD}")
+    assert jpeg_sof(r.body) == 2
+    r, _ = client.image(f"/w:300/f:jpeg/{PHOTO_HD}")
+    assert jpeg_sof(r.body) == 0
+
+
+def test_interlaced_png(client):
+    r, im = client.image(f"/w:120/progressive:1/f:png/{PHOTO_HD}")
+    assert r.body[12:16] == b"IHDR" and r.body[28] == 1  # Adam7
+    assert im.size[0] == 120
+    r, _ = client.image(f"/w:120/f:png/{PHOTO_HD}")
+    assert r.body[28] == 0
+
+
+def test_lossless_webp(client):
+    r, im = client.image(f"/w:200/ll:1/f:webp/{PHOTO_HD}")
+    assert b"VP8L" in r.body[:64]
+    r2, _ = client.image(f"/w:200/f:webp/{PHOTO_HD}")
+    assert b"VP8 " in r2.body[:64] and b"VP8L" not in r2.body[:64]
+
+
+def test_presets_expand(client):
+    _, im = client.image(f"/pr:thumb/{PHOTO_HD}")
+    assert im.size == (50, 50) and im.format == "PNG"
+    r = client.get(f"/pr:nope/{PHOTO_HD}")
+    assert r.status == 400
+    assert_plain_error(r)
+    assert b"nope" in r.body
+
+
+def test_too_many_operations(client):
+    r = client.get("/" + "/".join(["gs"] * 17) + f"/{PHOTO_HD}")
+    assert r.status == 400 and b"operations" in r.body

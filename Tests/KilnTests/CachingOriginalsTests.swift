@@ -141,3 +141,23 @@ final class MemorySource: SourceLoading, @unchecked Sendable {
         #expect(pipeline.keepingOriginals(in: disk, store: .original).stages.source is CachingSource)
     }
 }
+
+extension CachingOriginalsTests {
+    @Test func aCacheThatCannotStoreStillLoads() throws {
+        let root = F.folder("orig-blocked")
+        defer { F.remove(root) }
+        let files = MemorySource()
+        files.put("b.jpg", [4, 5, 6])
+        let key = CacheKey.original(sourcePath: "b.jpg", identity: try files.identity(of: "b.jpg"))
+        // A file where the entry's fan-out folder should be: every store of this key fails.
+        try Data([0]).write(to: URL(fileURLWithPath: "\(root)/\(key.hex.prefix(2))"))
+        let recorder = LogRecorder()
+        let counting = CountingSource(files)
+        let source = CachingSource(wrapping: counting, disk: DiskCache(path: root, logger: F.logger(recorder)))
+        #expect(try source.load("b.jpg").data == [4, 5, 6])
+        #expect(try source.load("b.jpg").data == [4, 5, 6])
+        #expect(counting.loads.count == 2)                         // not cached, read each time
+        #expect(F.files(under: root + "/tmp").isEmpty)
+        #expect(recorder.messages(.warning).count == 1)
+    }
+}

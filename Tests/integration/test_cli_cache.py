@@ -17,6 +17,7 @@ from kilntest import KILN_BIN
 
 HITS = {"HIT-MEMORY", "HIT-DISK", "COALESCED"}
 SLOW = "/f:png/photo_4000x3000.jpg"  # 12 MP to PNG: seconds of CPU, time to look at its lock
+WAIT = ["--set", "cache.lock_timeout=120"]  # a loaded machine must not turn a wait into a second render
 
 
 @pytest.fixture
@@ -187,7 +188,7 @@ def _wait_for_lock(disk: Path, timeout: float = 20) -> bool:
 
 
 def test_a_worker_waits_for_warm_rendering_the_same_variant(make_stack, disk, root, tmp_path):
-    stack = serve(make_stack, disk)
+    stack = serve(make_stack, disk, *WAIT)
     listing = tmp_path / "paths.txt"
     listing.write_text(SLOW + "\n")
     warm = subprocess.Popen([str(KILN_BIN), "warm", str(listing), *cache_args(disk, root)],
@@ -205,7 +206,7 @@ def test_a_worker_waits_for_warm_rendering_the_same_variant(make_stack, disk, ro
 
 
 def test_warm_waits_for_a_worker_rendering_the_same_variant(make_stack, disk, root, tmp_path):
-    stack = serve(make_stack, disk)
+    stack = serve(make_stack, disk, *WAIT)
     result = {}
     t = threading.Thread(target=lambda: result.setdefault("r", stack.client().get(SLOW, timeout=120)))
     t.start()
@@ -213,7 +214,7 @@ def test_warm_waits_for_a_worker_rendering_the_same_variant(make_stack, disk, ro
         assert _wait_for_lock(disk), "the worker never took a render lock"
         listing = tmp_path / "paths.txt"
         listing.write_text(SLOW + "\n")
-        p = kiln("warm", listing, *cache_args(disk, root))
+        p = kiln("warm", listing, *cache_args(disk, root, *WAIT))
     finally:
         t.join(120)
     assert p.returncode == 0, p.stdout + p.stderr

@@ -22,10 +22,18 @@ enum HandlerFactory {
             logger.warning("debug.echo_handler is on: answering with the worker PID, not rendering")
             return EchoHandler()
         }
+        return try makeImageHandler(values, logger)
+    }
+
+    /// The image handler of a worker, also used by `kiln warm` (one per thread): the standard
+    /// pipeline behind the caches; sources go through the disk cache when `cache.store` keeps
+    /// originals.
+    static func makeImageHandler(_ values: ConfigValues, _ logger: Logger) throws -> ImageHandler {
         let pipeline = try PipelineConfiguration(values)
-        let cache = RenderCoordinator(try CacheConfiguration(values), logger: logger) { ErrorMapping.map($0).tuple }
-        return ImageHandler(pipeline: try pipeline.makePipeline(), parser: pipeline.parser,
-                            http: try HTTPConfiguration(values), cache: cache, logger: logger)
+        let caching = try CacheConfiguration(values)
+        let cache = RenderCoordinator(caching, logger: logger) { ErrorMapping.map($0).tuple }
+        return ImageHandler(pipeline: try pipeline.makePipeline().keepingOriginals(in: cache.disk, store: caching.store),
+                            parser: pipeline.parser, http: try HTTPConfiguration(values), cache: cache, logger: logger)
     }
 
     /// `kiln process input spec output`: the same pipeline without a server. The input's folder is

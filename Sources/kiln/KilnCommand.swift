@@ -8,7 +8,7 @@ struct KilnCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kiln",
         abstract: "A server-side image pipeline behind nginx (FastCGI).",
-        subcommands: [Serve.self, WorkerCommand.self, ProcessCommand.self, VersionCommand.self])
+        subcommands: [Serve.self, WorkerCommand.self, ProcessCommand.self, CacheCommand.self, WarmCommand.self, VersionCommand.self])
 }
 
 /// Options shared by `serve`, `worker` and `process`. Each flag is one setting; `--set` sets any.

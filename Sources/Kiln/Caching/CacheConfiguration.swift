@@ -3,14 +3,17 @@ import KilnCore
 /// `[cache]`: the memory cache of each worker and the disk cache shared by all workers (and by
 /// every `kiln serve` on the host that uses the same folder).
 public struct CacheConfiguration: Sendable, Equatable {
-    /// What the disk cache keeps (Nuke's stored items).
+    /// What the disk cache keeps (Nuke's stored items). Every kind lives in `disk_path` under the
+    /// same size limit and LRU sweep; without a disk cache the setting has no effect.
     public enum Store: String, Sendable, Equatable, CaseIterable {
-        /// Rendered results (the only kind implemented).
+        /// Rendered results (the default: local sources are cheap to read again).
         case final
-        /// Source files as read. TODO: not implemented. With `original`, no rendered result is
-        /// written to disk (the disk folder is still used for render locks and negative entries).
+        /// The source bytes as read, keyed by source path and version (`CachingSource`); every
+        /// variant of a source is then rendered from one read of it. Rendered results are not
+        /// written to disk (the disk folder still holds the render locks and negative entries,
+        /// and each worker's memory cache still keeps results).
         case original
-        /// Both. Until `original` is implemented this stores rendered results only.
+        /// Originals and rendered results.
         case both
     }
 
@@ -37,7 +40,8 @@ public struct CacheConfiguration: Sendable, Equatable {
     public var lockTimeout: Double = 10
     /// `negative_ttl`: how long a failed render (4xx) is remembered. Default 10s; 0 remembers none.
     public var negativeTTL: Double = 10
-    /// `store`: `final`, `original` or `both`. Default `final`. See `Store`.
+    /// `store`: what the disk cache keeps: `final` (rendered results), `original` (source bytes,
+    /// so every variant of a source is rendered from one read) or `both`. Default `final`.
     public var store: Store = .final
 
     public static let keys: Set<String> = [
@@ -81,4 +85,6 @@ public struct CacheConfiguration: Sendable, Equatable {
     public var diskEnabled: Bool { !diskPath.isEmpty }
     /// Whether rendered results go to disk.
     public var storesFinal: Bool { store != .original }
+    /// Whether source bytes go to disk (`CachingSource`).
+    public var storesOriginals: Bool { store != .final }
 }

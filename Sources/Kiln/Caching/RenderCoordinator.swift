@@ -46,15 +46,9 @@ public final class RenderCoordinator {
     }
 
     /// The caches of a configuration: a `MemoryCache`, and a `DiskCache` when `disk_path` is set.
+    /// With `store = original` or `both`, give `disk` to `ImagePipeline.keepingOriginals` too.
     public convenience init(_ configuration: CacheConfiguration, logger: Logger,
                             classify: @escaping (any Error) -> (status: Int, message: String)?) {
-        switch configuration.store {
-        case .final: break
-        case .original:
-            logger.warning("cache.store = original: caching source files is not implemented yet; rendered results are not stored on disk")
-        case .both:
-            logger.notice("cache.store = both: caching source files is not implemented yet; only rendered results are stored")
-        }
         self.init(memory: MemoryCache(configuration), disk: DiskCache(configuration, logger: logger),
                   lockTimeout: configuration.lockTimeout, negativeTTL: configuration.negativeTTL,
                   storesFinal: configuration.storesFinal, logger: logger, classify: classify)

@@ -1,0 +1,140 @@
+import Glibc
+import KilnCore
+import KilnServer
+import Logging
+
+/// Renders a list of URL paths into the disk cache with a few threads, each with its own image
+/// handler (pipeline, memory cache, disk cache instance): pipelines are single-threaded, and
+/// separate `DiskCache` instances take their render locks on separate open files, so threads
+/// coordinate with each other exactly as worker processes do — and with running workers too.
+///
+/// Each path goes through `ImageHandler.handle` as a `GET` without headers (so `f:auto` warms the
+/// variant for clients that do not accept WebP): the same URL grammar, keys and caches as the
+/// server. `X-Cache: MISS` means rendered here; any other value means it was on disk already
+/// (or another process rendered it while this one waited).
+final class Warmer: @unchecked Sendable {
+    enum Outcome: Sendable {
+        case rendered
+        case skipped
+        case failed(String)
+    }
+
+    struct Tally: Sendable {
+        var rendered = 0
+        var skipped = 0
+        var failed = 0
+        /// The first failures in the order of the list: path and a one-line reason.
+        var failures: [(path: String, reason: String)] = []
+        var done: Int { rendered + skipped + failed }
+    }
+
+    let paths: [String]
+    let values: ConfigValues
+    let logger: Logger
+    /// Called (under the lock) after every path, with the tally so far.
+    let onProgress: @Sendable (Tally) -> Void
+    static let failuresKept = 5
+
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private var next = 0
+    private var tally = Tally()
+    private var failureIndex: [Int] = []
+
+    init(paths: [String], values: ConfigValues, logger: Logger, onProgress: @escaping @Sendable (Tally) -> Void) {
+        self.paths = paths
+        self.values = values
+        self.logger = logger
+        self.onProgress = onProgress
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// Runs `jobs` threads until every path is done; returns the tally.
+    func run(jobs: Int) -> Tally {
+        var threads: [pthread_t] = []
+        for _ in 0..<max(1, min(jobs, paths.count)) {
+            let box = Unmanaged.passRetained(ThreadBody { [self] in self.work() }).toOpaque()
+            var thread = pthread_t()
+            if pthread_create(&thread, nil, { raw in
+                let body = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
+                body.run()
+                return nil
+            }, box) == 0 {
+                threads.append(thread)
+            } else {
+                Unmanaged<ThreadBody>.fromOpaque(box).release()
+            }
+        }
+        if threads.isEmpty { work() }   // no thread could be started: do it here
+        for t in threads { pthread_join(t, nil) }
+        return locked { tally }
+    }
+
+    /// One thread: its own handler, then paths from the shared list until none are left.
+    private func work() {
+        let handler: ImageHandler
+        do {
+            handler = try HandlerFactory.makeImageHandler(values, logger)
+        } catch {
+            logger.error("kiln warm: cannot build the pipeline: \(error)")
+            while let i = take() { record(i, .failed("pipeline unavailable: \(error)")) }
+            return
+        }
+        while let i = take() {
+            record(i, Warmer.warm(paths[i], with: handler))
+        }
+    }
+
+    static func warm(_ path: String, with handler: ImageHandler) -> Outcome {
+        let response = handler.handle(HTTPRequest(method: "GET", uri: path))
+        handler.afterResponse()
+        guard response.status == 200 else {
+            let text = String(decoding: response.body, as: UTF8.self)
+            let firstLine = text.split(separator: "\n", omittingEmptySubsequences: true).first.map(String.init) ?? ""
+            return .failed("HTTP \(response.status)" + (firstLine.isEmpty ? "" : ": \(firstLine)"))
+        }
+        return response.header("X-Cache") == "MISS" ? .rendered : .skipped
+    }
+
+    private func take() -> Int? {
+        locked {
+            guard next < paths.count else { return nil }
+            next += 1
+            return next - 1
+        }
+    }
+
+    private func record(_ index: Int, _ outcome: Outcome) {
+        locked {
+            switch outcome {
+            case .rendered: tally.rendered += 1
+            case .skipped: tally.skipped += 1
+            case .failed(let reason):
+                tally.failed += 1
+                // Keep the first failures by list order, whichever thread finished first.
+                failureIndex.append(index)
+                tally.failures.append((paths[index], reason))
+                let order = zip(failureIndex, tally.failures).sorted { $0.0 < $1.0 }.prefix(Warmer.failuresKept)
+                failureIndex = order.map(\.0)
+                tally.failures = order.map(\.1)
+            }
+            onProgress(tally)
+        }
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return body()
+    }
+}
+
+/// What a new thread runs (passed through `pthread_create`'s context pointer).
+private final class ThreadBody: @unchecked Sendable {
+    let run: @Sendable () -> Void
+    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+}

@@ -140,6 +140,17 @@ kiln_write_nginx_conf() {
             || { kiln_warn "could not set the connection cap in $dir/kiln-locations.conf"; return 1; }
         locations="$dir/kiln-locations.conf"
     fi
+    # KILN_NGINX_FRONT_CACHE=SECONDS: nginx's own cache in front of kiln
+    # (nginx/kiln-front-cache.conf), keeping answers for SECONDS before revalidating.
+    local front_zone="" front_include=""
+    if [ -n "${KILN_NGINX_FRONT_CACHE:-}" ]; then
+        sed "s/^fastcgi_cache_valid \{1,\}200 [0-9]\{1,\}s;/fastcgi_cache_valid 200 ${KILN_NGINX_FRONT_CACHE}s;/" \
+            "$KILN_ROOT_DIR/nginx/kiln-front-cache.conf" >"$dir/kiln-front-cache.conf"
+        grep -q "fastcgi_cache_valid 200 ${KILN_NGINX_FRONT_CACHE}s;" "$dir/kiln-front-cache.conf" \
+            || { kiln_warn "could not set the front cache validity in $dir/kiln-front-cache.conf"; return 1; }
+        front_zone="fastcgi_cache_path $dir/front-cache levels=1:2 keys_zone=kiln_front:10m max_size=256m inactive=10m use_temp_path=off;"
+        front_include="include $dir/kiln-front-cache.conf;"
+    fi
     local static_block=""
     if [ -n "$static" ]; then
         static_block="
@@ -187,10 +198,12 @@ http {
     }
 
     limit_conn_zone kiln zone=kiln_conn:1m;
+    $front_zone
 
     server {
         listen 127.0.0.1:$port;
         server_name localhost;
+        $front_include
         include $locations;
 $static_block
     }

@@ -41,9 +41,12 @@ public struct OutputConfiguration: Sendable, Equatable {
         return [UInt8(v >> 16 & 0xff), UInt8(v >> 8 & 0xff), UInt8(v & 0xff)]
     }
 
-    /// Encoder options for a format and the URL's quality.
-    public func encodeOptions(format: ImageFormat, quality: Int?) -> EncodeOptions {
+    /// Encoder options for a format and the URL's quality. No ICC profile, by design: the pipeline
+    /// converts every profiled source to sRGB (`ColorConverting`), which is what browsers assume
+    /// for untagged output. `metadata`: EXIF/XMP to keep (`strip:0`), nil strips them.
+    public func encodeOptions(format: ImageFormat, quality: Int?, metadata: ImageMetadata? = nil) -> EncodeOptions {
         let q = quality ?? (format == .webp ? webpQuality : jpegQuality)
-        return EncodeOptions(format: format, quality: q, webpMethod: webpMethod, pngCompressionLevel: pngCompressionLevel)
+        return EncodeOptions(format: format, quality: q, webpMethod: webpMethod, pngCompressionLevel: pngCompressionLevel,
+                             metadata: metadata)
     }
 }

@@ -1,7 +1,7 @@
 import KilnCore
 
 /// Runs one request through the stages: load → sniff → header and limits → decode (shrinking on
-/// load when a resize comes first) → orient → processors in URL order → flatten → encode.
+/// load when a resize comes first) → convert to sRGB → orient → processors in URL order → flatten → encode.
 ///
 /// Synchronous and single-threaded by design: a worker process runs one request at a time.
 public final class ImagePipeline {
@@ -36,6 +36,7 @@ public final class ImagePipeline {
         timeline.mark("decode")
 
         var image = decoded.buffer
+        if let profile = decoded.iccProfile { image = stages.colorConverter.convertToSRGB(image, profile: profile) }
         if header.orientation != 1 { image = stages.orient(image, header.orientation) }
         var logical = header.displayedSize
         for operation in request.operations {

@@ -33,6 +33,9 @@ public final class SRGBConverter: ColorConverting, @unchecked Sendable {
     }
 
     public func convertToSRGB(_ image: PixelBuffer, profile: [UInt8]) -> PixelBuffer {
+        // Only RGB and grey profiles describe RGB(A) pixels: anything else (a CMYK JPEG's profile,
+        // already applied by the decoder) is let through without hashing a possibly large profile.
+        guard ICCProfile.isRGB(profile) || ICCProfile.hasDataColourSpace(profile, "GRAY") else { return image }
         let layout: ColorLayout = image.channels == 4 ? .rgba : .rgb
         var result = image
         switch conversion(for: profile, layout: layout) {

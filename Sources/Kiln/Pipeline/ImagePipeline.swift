@@ -36,7 +36,10 @@ public final class ImagePipeline {
         timeline.mark("decode")
 
         var image = decoded.buffer
-        if let profile = decoded.iccProfile { image = stages.colorConverter.convertToSRGB(image, profile: profile) }
+        if let profile = decoded.iccProfile {
+            image = stages.colorConverter.convertToSRGB(image, profile: profile)
+            timeline.mark("colour")
+        }
         if header.orientation != 1 { image = stages.orient(image, header.orientation) }
         var logical = header.displayedSize
         for operation in request.operations {

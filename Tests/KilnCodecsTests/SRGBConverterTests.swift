@@ -54,6 +54,29 @@ import Testing
         #expect(converter.isIdentity(builtIn))
     }
 
+    /// sRGB is recognised by its primaries and curves, whatever the profile is called; Display P3
+    /// (same curve, wider primaries) is converted.
+    @Test func sRGBIsRecognisedByContent() throws {
+        let d65 = cmsCIExyY(x: 0.3127, y: 0.3290, Y: 1)
+        let curve = try #require(cmsBuildParametricToneCurve(nil, 4, [2.4, 1 / 1.055, 0.055 / 1.055, 1 / 12.92, 0.04045]))
+        defer { cmsFreeToneCurve(curve) }
+        func rgbProfile(_ r: (Double, Double), _ g: (Double, Double), _ b: (Double, Double)) -> [UInt8]? {
+            var primaries = cmsCIExyYTRIPLE(Red: cmsCIExyY(x: r.0, y: r.1, Y: 1), Green: cmsCIExyY(x: g.0, y: g.1, Y: 1),
+                                            Blue: cmsCIExyY(x: b.0, y: b.1, Y: 1))
+            var white = d65
+            var curves: [OpaquePointer?] = [curve, curve, curve]
+            return Self.savedProfile(cmsCreateRGBProfile(&white, &primaries, &curves))
+        }
+        let converter = SRGBConverter()
+        let srgbVariant = try #require(rgbProfile((0.64, 0.33), (0.30, 0.60), (0.15, 0.06)))
+        #expect(converter.isIdentity(srgbVariant))
+        let displayP3 = try #require(rgbProfile((0.680, 0.320), (0.265, 0.690), (0.150, 0.060)))
+        #expect(!converter.isIdentity(displayP3))
+        let image = PixelBuffer(width: 1, height: 1, channels: 3, pixels: [40, 200, 60])
+        let converted = converter.convertToSRGB(image, profile: displayP3).pixels
+        #expect(converted[1] > 200 && converted[0] < 40, "P3 green is more saturated than sRGB's: \(converted)")
+    }
+
     @Test func cmykThroughEmbeddedProfileMatchesReference() throws {
         let data = try Corpus.data("coffee_cmyk_swop_icc.jpg")
         let managed = try JPEGDecoder().decode(data, options: DecodeOptions()).buffer

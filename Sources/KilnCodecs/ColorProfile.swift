@@ -13,20 +13,22 @@ final class ColorProfile {
     let handle: cmsHPROFILE
 
     /// nil when lcms2 cannot parse `bytes`.
-    init?(_ bytes: [UInt8]) {
+    convenience init?(_ bytes: [UInt8]) {
         guard bytes.count >= 132, bytes.count <= Int(UInt32.max) else { return nil }
         let opened = bytes.withUnsafeBytes { cmsOpenProfileFromMem($0.baseAddress, cmsUInt32Number($0.count)) }
         guard let opened else { return nil }
-        handle = opened
+        self.init(handle: opened)
+    }
+
+    /// Takes ownership of an open profile.
+    private init(handle: cmsHPROFILE) {
+        self.handle = handle
     }
 
     /// lcms2's built-in sRGB (IEC 61966-2.1, D50-adapted primaries), the target of every conversion.
-    private init?(sRGB: Void) {
-        guard let created = cmsCreate_sRGBProfile() else { return nil }
-        handle = created
+    static func makeSRGB() -> ColorProfile? {
+        cmsCreate_sRGBProfile().map { ColorProfile(handle: $0) }
     }
-
-    static func makeSRGB() -> ColorProfile? { ColorProfile(sRGB: ()) }
 
     deinit { cmsCloseProfile(handle) }
 

@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Layering (C stays at the edges):
-//   CFastCGI CTurboJPEG CPNG CWebP CMagic CKilnShims   system libraries + fixed-arity C shims
+//   CFastCGI CTurboJPEG CPNG CWebP CMagic CLcms2 CKilnShims   system libraries + fixed-arity C shims
 //   KilnCore        request model, spec parser, PixelBuffer, seams (protocols), errors; no C
 //   KilnCodecs      decoders, encoders, type sniffing: the only core target that sees C pointers
 //   KilnProcessing  resampler and processors over PixelBuffer; no C
@@ -29,13 +29,14 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CMagic", pkgConfig: "libmagic", providers: [.apt(["libmagic-dev"])]),
+        .systemLibrary(name: "CLcms2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         .target(name: "CKilnShims", dependencies: ["CPNG"]),
 
         .target(name: "KilnCore", dependencies: [
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .target(name: "KilnCodecs", dependencies: [
-            "KilnCore", "CTurboJPEG", "CPNG", "CWebP", "CMagic", "CKilnShims",
+            "KilnCore", "CTurboJPEG", "CPNG", "CWebP", "CMagic", "CLcms2", "CKilnShims",
         ], swiftSettings: unsafeFast),
         .target(name: "KilnProcessing", dependencies: ["KilnCore"], swiftSettings: unsafeFast),
         .target(name: "Kiln", dependencies: [

@@ -57,9 +57,12 @@ static void kiln_png_flush(png_structp png) { (void)png; }
 int kiln_png_encode(const unsigned char *pixels, unsigned int width, unsigned int height, int channels,
                     size_t stride, int level, int interlace, int filters,
                     const unsigned char *icc, size_t icc_size,
+                    const unsigned char *exif, size_t exif_size,
+                    const unsigned char *xmp, size_t xmp_size,
                     unsigned char **out, size_t *out_size, char *message, size_t message_size) {
     kiln_png_errors errors = { message, message_size };
     kiln_png_sink *sink = NULL;   /* on the heap: it changes between setjmp and a longjmp */
+    char *xmp_text = NULL;        /* NUL-terminated copy: libpng measures iTXt text with strlen */
     png_bytep *rows = NULL;
     png_structp png = NULL;
     png_infop info = NULL;
@@ -72,6 +75,13 @@ int kiln_png_encode(const unsigned char *pixels, unsigned int width, unsigned in
     }
     rows = malloc(sizeof(png_bytep) * height);
     sink = calloc(1, sizeof(kiln_png_sink));
+    if (xmp != NULL && xmp_size > 0 && memchr(xmp, 0, xmp_size) == NULL) {
+        xmp_text = malloc(xmp_size + 1);
+        if (xmp_text != NULL) {
+            memcpy(xmp_text, xmp, xmp_size);
+            xmp_text[xmp_size] = '\0';
+        }
+    }
     png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &errors, kiln_png_error, kiln_png_warning);
     if (png != NULL) info = png_create_info_struct(png);
     if (rows == NULL || sink == NULL || png == NULL || info == NULL) {
@@ -79,6 +89,7 @@ int kiln_png_encode(const unsigned char *pixels, unsigned int width, unsigned in
         png_destroy_write_struct(&png, &info);
         free(rows);
         free(sink);
+        free(xmp_text);
         return -1;
     }
     /* Half the raw size: most images compress below it, so one realloc at most. */
@@ -91,6 +102,7 @@ int kiln_png_encode(const unsigned char *pixels, unsigned int width, unsigned in
         free(rows);
         free(sink->data);
         free(sink);
+        free(xmp_text);
         return -1;
     }
     png_set_benign_errors(png, 1);
@@ -103,6 +115,18 @@ int kiln_png_encode(const unsigned char *pixels, unsigned int width, unsigned in
     if (icc != NULL && icc_size > 0 && icc_size <= 0xFFFFFFFFu) {
         png_set_iCCP(png, info, "ICC profile", PNG_COMPRESSION_TYPE_BASE, icc, (png_uint_32)icc_size);
     }
+    if (exif != NULL && exif_size > 0 && exif_size <= 0x7FFFFFFFu) {
+        png_set_eXIf_1(png, info, (png_uint_32)exif_size, (png_bytep)exif);
+    }
+    if (xmp_text != NULL) {
+        png_text text;
+        memset(&text, 0, sizeof(text));
+        text.compression = PNG_ITXT_COMPRESSION_NONE;
+        text.key = (png_charp)"XML:com.adobe.xmp";
+        text.text = xmp_text;
+        text.itxt_length = xmp_size;
+        png_set_text(png, info, &text, 1);
+    }
     for (unsigned int y = 0; y < height; y++) rows[y] = (png_bytep)(pixels + (size_t)y * stride);
     png_write_info(png, info);
     png_write_image(png, rows);
@@ -110,6 +134,7 @@ int kiln_png_encode(const unsigned char *pixels, unsigned int width, unsigned in
 
     png_destroy_write_struct(&png, &info);
     free(rows);
+    free(xmp_text);
     *out = sink->data;
     *out_size = sink->size;
     free(sink);

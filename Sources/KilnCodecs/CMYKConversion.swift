@@ -1,9 +1,9 @@
-/// CMYK to RGB for CMYK and YCCK JPEGs, without colour management.
+/// CMYK to RGB for CMYK and YCCK JPEGs without a usable CMYK profile (no colour management).
 ///
 /// Adobe applications (and Pillow) write CMYK JPEGs inverted, flagged by an APP14 "Adobe" marker:
 /// a raw value of 255 means no ink. Then R = C·K/255, G = M·K/255, B = Y·K/255 on the raw values.
 /// Without the Adobe marker the values are taken as plain ink amounts: R = (255−C)(255−K)/255.
-/// An embedded CMYK ICC profile is passed on unchanged; converting through it needs a CMS.
+/// With an embedded CMYK profile `JPEGDecoder` converts through it with lcms2 instead (`SRGBConverter`).
 enum CMYKConversion {
     /// Converts tightly packed CMYK bytes (4 per pixel) to RGB (3 per pixel).
     static func rgb(fromCMYK cmyk: [UInt8], inverted: Bool) -> [UInt8] {

@@ -25,7 +25,30 @@ enum ExifOrientation {
             && bytes[3] == 0x66 && bytes[4] == 0 && bytes[5] == 0
     }
 
+    /// A copy of EXIF TIFF bytes with the orientation tag's value set to 1 (the pipeline applies
+    /// the rotation, so a copy of the tag would make viewers rotate again). Bytes without the tag,
+    /// or malformed ones, come back unchanged.
+    static func resettingOrientation(_ tiff: [UInt8]) -> [UInt8] {
+        var copy = tiff
+        let entry = tiff.withUnsafeBytes { orientationEntry($0) }
+        if let entry {
+            let valueOffset = entry.offset + 8
+            copy[valueOffset] = entry.bigEndian ? 0 : 1
+            copy[valueOffset + 1] = entry.bigEndian ? 1 : 0
+        }
+        return copy
+    }
+
     private static func readTIFF(_ tiff: UnsafeRawBufferPointer) -> Int? {
+        guard let entry = orientationEntry(tiff) else { return nil }
+        let reader = Reader(bytes: tiff, bigEndian: entry.bigEndian)
+        guard let value = reader.u16(at: entry.offset + 8) else { return nil }
+        return (1...8).contains(Int(value)) ? Int(value) : nil
+    }
+
+    /// Where IFD0's orientation entry (type SHORT, count ≥ 1) starts in `tiff`, and the byte order;
+    /// nil when absent or malformed. The value sits in the first two bytes of the value field (+8).
+    private static func orientationEntry(_ tiff: UnsafeRawBufferPointer) -> (offset: Int, bigEndian: Bool)? {
         guard tiff.count >= 8 else { return nil }
         let bigEndian: Bool
         switch (tiff[0], tiff[1]) {
@@ -43,8 +66,8 @@ enum ExifOrientation {
             guard tag == 0x0112 else { continue }
             // Type SHORT (3), count 1; the value sits in the first two bytes of the value field.
             guard reader.u16(at: entry + 2) == 3, let count = reader.u32(at: entry + 4), count >= 1,
-                  let value = reader.u16(at: entry + 8) else { return nil }
-            return (1...8).contains(Int(value)) ? Int(value) : nil
+                  reader.u16(at: entry + 8) != nil else { return nil }
+            return (entry, bigEndian)
         }
         return nil
     }

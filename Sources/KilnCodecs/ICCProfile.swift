@@ -10,7 +10,14 @@ enum ICCProfile {
     /// True when the profile's data colour space (header bytes 16-19) is 'RGB '. Encoders embed only
     /// such profiles: a CMYK profile from a CMYK JPEG no longer describes the RGB pixels it became.
     static func isRGB(_ profile: [UInt8]) -> Bool {
-        profile.count >= 128 && profile[16] == 0x52 && profile[17] == 0x47 && profile[18] == 0x42 && profile[19] == 0x20
+        hasDataColourSpace(profile, "RGB ")
+    }
+
+    /// True when the header's data colour space (bytes 16-19) is `signature` ("RGB ", "GRAY", "CMYK").
+    static func hasDataColourSpace(_ profile: [UInt8], _ signature: StaticString) -> Bool {
+        guard profile.count >= 128, signature.utf8CodeUnitCount == 4 else { return false }
+        let expected = signature.utf8Start
+        return (0..<4).allSatisfy { profile[16 + $0] == expected[$0] }
     }
 
     /// The complete APP2 segments (marker, length, identifier, sequence number from 1, count,

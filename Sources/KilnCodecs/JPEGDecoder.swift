@@ -8,10 +8,18 @@ import KilnCore
 ///   and TurboJPEG's scan limit refuses progressive scan bombs.
 /// - Shrink-on-load: the smallest DCT scaling factor M/8 whose output still covers
 ///   `DecodeOptions.minimumSize`; the header keeps the full size.
-/// - Output is RGB. Grey expands to RGB; CMYK and YCCK are converted in Swift (`CMYKConversion`).
-/// - EXIF orientation and the ICC profile come from a Swift scan of the marker segments.
+/// - Output is RGB. Grey expands to RGB. CMYK and YCCK are decoded to raw CMYK (TurboJPEG
+///   converts YCCK) and converted to sRGB through their embedded CMYK profile with lcms2
+///   (`colorConverter`; Adobe APP14 files store inverted CMYK and are read as `TYPE_CMYK_8_REV`);
+///   without a usable CMYK profile, with the naive formula (`CMYKConversion`).
+/// - EXIF orientation, the ICC profile, EXIF and XMP come from a Swift scan of the marker segments.
 public struct JPEGDecoder: ImageDecoding, Sendable {
-    public init() {}
+    /// Converts CMYK through an embedded CMYK profile; nil: always the naive formula.
+    public var colorConverter: SRGBConverter?
+
+    public init(colorConverter: SRGBConverter? = .shared) {
+        self.colorConverter = colorConverter
+    }
 
     public func readHeader(_ data: [UInt8]) throws(DecodeError) -> ImageHeader {
         try data.withUnsafeBytes { bytes in
@@ -24,7 +32,9 @@ public struct JPEGDecoder: ImageDecoding, Sendable {
 
     public func decode(_ data: [UInt8], options: DecodeOptions) throws(DecodeError) -> DecodedImage {
         try data.withUnsafeBytes { bytes in
-            Result { () throws(DecodeError) -> DecodedImage in try Self.decode(bytes, options: options) }
+            Result { () throws(DecodeError) -> DecodedImage in
+                try Self.decode(bytes, options: options, colorConverter: colorConverter)
+            }
         }.get()
     }
 
@@ -49,13 +59,14 @@ public struct JPEGDecoder: ImageDecoding, Sendable {
         let rc = tjDecompressHeader3(handle.raw, base.assumingMemoryBound(to: UInt8.self), UInt(bytes.count),
                                      &width, &height, &subsampling, &colorspace)
         guard rc == 0 else { throw handle.decodeError }
-        let markers = JPEGMarkers.scan(bytes, collectICC: false)
+        let markers = JPEGMarkers.scan(bytes, collectPayloads: false)
         let header = ImageHeader(format: .jpeg, width: Int(width), height: Int(height),
                                  frameCount: 1, orientation: markers.orientation, hasAlpha: false)
         return HeaderInfo(header: header, colorspace: colorspace)
     }
 
-    private static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions) throws(DecodeError) -> DecodedImage {
+    private static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions,
+                               colorConverter: SRGBConverter?) throws(DecodeError) -> DecodedImage {
         let handle = try makeHandle()
         let info = try header(bytes, handle: handle)
         try options.limits.check(info.header)
@@ -78,11 +89,19 @@ public struct JPEGDecoder: ImageDecoding, Sendable {
         }
         guard !failed else { throw handle.decodeError }
 
-        let markers = JPEGMarkers.scan(bytes, collectICC: true)
-        let rgb = isCMYK
-            ? CMYKConversion.rgb(fromCMYK: decoded, inverted: markers.hasAdobeMarker)
-            : decoded
+        let markers = JPEGMarkers.scan(bytes, collectPayloads: true)
+        let rgb = isCMYK ? cmykToRGB(decoded, markers: markers, colorConverter: colorConverter) : decoded
         let buffer = PixelBuffer(width: width, height: height, channels: 3, pixels: rgb)
-        return DecodedImage(buffer: buffer, header: info.header, iccProfile: markers.iccProfile)
+        return DecodedImage(buffer: buffer, header: info.header, iccProfile: markers.iccProfile,
+                            metadata: markers.metadata)
+    }
+
+    /// Through the embedded CMYK profile when there is a usable one, else the naive formula.
+    private static func cmykToRGB(_ cmyk: [UInt8], markers: JPEGMarkers, colorConverter: SRGBConverter?) -> [UInt8] {
+        if let colorConverter, let profile = markers.iccProfile,
+           let managed = colorConverter.convertCMYK(cmyk, inverted: markers.hasAdobeMarker, profile: profile) {
+            return managed
+        }
+        return CMYKConversion.rgb(fromCMYK: cmyk, inverted: markers.hasAdobeMarker)
     }
 }

@@ -8,6 +8,7 @@ import KilnCore
 /// background before choosing a format without alpha). `options.iccProfile`, when it is an RGB
 /// profile, is written as APP2 "ICC_PROFILE" segments after the JFIF header (TurboJPEG 2.1 cannot
 /// embed one itself); other profiles (the CMYK profile of a converted CMYK JPEG) are left out.
+/// `options.metadata` becomes APP1 "Exif" and APP1 XMP segments before the profile (`JPEGMetadata`).
 public struct JPEGEncoder: ImageEncoding, Sendable {
     public init() {}
 
@@ -30,28 +31,12 @@ public struct JPEGEncoder: ImageEncoding, Sendable {
         defer { if let output { tjFree(output) } }
         guard rc == 0, let output, size > 0 else { throw .failed("JPEG encode failed: \(handle.errorMessage)") }
         let jpeg = Array(UnsafeBufferPointer(start: output, count: Int(size)))
+        // After SOI and JFIF APP0: APP1 EXIF, APP1 XMP, then the APP2 profile segments, where
+        // libjpeg's `jpeg_write_marker` / `jpeg_write_icc_profile` put them.
+        var segments = options.metadata.map(JPEGMetadata.segments) ?? []
         if let profile = options.iccProfile, ICCProfile.isRGB(profile) {
-            return Self.embeddingICC(profile, in: jpeg)
+            segments += ICCProfile.jpegSegments(profile) ?? []
         }
-        return jpeg
-    }
-
-    /// Inserts `profile` as APP2 "ICC_PROFILE\0" segments after SOI and a leading JFIF APP0, where
-    /// libjpeg's `jpeg_write_icc_profile` puts them.
-    static func embeddingICC(_ profile: [UInt8], in jpeg: [UInt8]) -> [UInt8] {
-        guard let segments = ICCProfile.jpegSegments(profile), jpeg.count >= 4, jpeg[0] == 0xFF, jpeg[1] == 0xD8 else {
-            return jpeg
-        }
-        var insertAt = 2
-        if jpeg.count >= 6 && jpeg[2] == 0xFF && jpeg[3] == 0xE0 {
-            let length = Int(jpeg[4]) << 8 | Int(jpeg[5])
-            if 4 + length <= jpeg.count { insertAt = 4 + length }
-        }
-        var result: [UInt8] = []
-        result.reserveCapacity(jpeg.count + segments.count)
-        result += jpeg[0..<insertAt]
-        result += segments
-        result += jpeg[insertAt...]
-        return result
+        return JPEGMetadata.inserting(segments, into: jpeg)
     }
 }

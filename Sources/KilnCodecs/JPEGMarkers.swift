@@ -1,5 +1,8 @@
+import KilnCore
+
 /// What the JPEG decoder reads from the marker segments itself (TurboJPEG 2.1 exposes neither):
-/// the EXIF orientation, the ICC profile and whether an Adobe APP14 marker is present.
+/// the EXIF orientation, the ICC profile, EXIF and XMP payloads and whether an Adobe APP14 marker
+/// is present.
 ///
 /// The scan walks the segments from SOI to the first SOS and never touches entropy-coded data.
 /// Every read is bounds-checked by hand (the target is built with `-Ounchecked`).
@@ -11,14 +14,18 @@ struct JPEGMarkers {
     /// The ICC profile assembled from APP2 "ICC_PROFILE\0" segments in sequence order, nil when
     /// absent, not asked for, or inconsistent (missing or duplicate sequence numbers).
     var iccProfile: [UInt8]?
+    /// The first APP1 EXIF (TIFF bytes, orientation rewritten to 1) and APP1 XMP packet, when asked for.
+    var metadata: ImageMetadata?
 
     private static let adobeSignature: [UInt8] = Array("Adobe".utf8)
 
-    /// Scans `data`. Malformed segment structure ends the scan quietly: libjpeg reports it when decoding.
-    static func scan(_ data: UnsafeRawBufferPointer, collectICC: Bool) -> JPEGMarkers {
+    /// Scans `data`. Malformed segment structure ends the scan quietly: libjpeg reports it when
+    /// decoding. `collectPayloads` copies the ICC profile, EXIF and XMP out (decoding, not headers).
+    static func scan(_ data: UnsafeRawBufferPointer, collectPayloads: Bool) -> JPEGMarkers {
         var result = JPEGMarkers()
         guard data.count >= 4, data[0] == 0xFF, data[1] == 0xD8 else { return result }
         var exifSeen = false
+        var exif: [UInt8]?, xmp: [UInt8]?
         var iccChunks: [ICCProfile.JPEGChunk] = []
         var pos = 2
         while pos < data.count {
@@ -36,13 +43,20 @@ struct JPEGMarkers {
             let body = pos + 2 ..< pos + length
             pos += length
             switch marker {
-            case 0xE1 where !exifSeen:
+            case 0xE1:
                 let segment = UnsafeRawBufferPointer(rebasing: data[body])
                 if ExifOrientation.hasExifIdentifier(segment) {
+                    guard !exifSeen else { break }
                     exifSeen = true
                     result.orientation = ExifOrientation.read(segment)
+                    if collectPayloads && segment.count > 6 {
+                        exif = ExifOrientation.resettingOrientation(Array(segment[6...]))
+                    }
+                } else if collectPayloads && xmp == nil && starts(segment, at: 0, with: JPEGMetadata.xmpSignature) {
+                    let packet = segment[JPEGMetadata.xmpSignature.count...]
+                    if !packet.isEmpty { xmp = Array(packet) }
                 }
-            case 0xE2 where collectICC:
+            case 0xE2 where collectPayloads:
                 if body.count >= 14 && starts(data, at: body.lowerBound, with: ICCProfile.jpegSignature) {
                     iccChunks.append(ICCProfile.JPEGChunk(sequence: Int(data[body.lowerBound + 12]),
                                                           total: Int(data[body.lowerBound + 13]),
@@ -56,7 +70,10 @@ struct JPEGMarkers {
                 break
             }
         }
-        if collectICC { result.iccProfile = ICCProfile.assemble(iccChunks, in: data) }
+        if collectPayloads {
+            result.iccProfile = ICCProfile.assemble(iccChunks, in: data)
+            result.metadata = ImageMetadata(exif: exif, xmp: xmp).nonEmpty
+        }
         return result
     }
 

@@ -6,10 +6,15 @@ import KilnCore
 /// the declared length of an oversized ancillary chunk before it notices the data is missing:
 /// the 57-byte `libpng_huge_tEXt_chunk.png` (a tEXt chunk claiming 1 GiB) cost 2-3 s of CPU and
 /// 1 GiB of memory inside `png_image_begin_read_from_memory`. It also learns whether an iCCP
-/// chunk comes before the image data. Bounds are checked by hand (the target uses `-Ounchecked`).
+/// chunk comes before the image data, and where the eXIf chunk and the XMP iTXt chunk are
+/// (`PNGMetadata`). Bounds are checked by hand (the target uses `-Ounchecked`).
 struct PNGChunks {
     /// True when an iCCP chunk comes before the first IDAT.
     var hasICCProfile = false
+    /// Data of the first eXIf chunk.
+    var exif: Range<Int>?
+    /// Data of the iTXt chunks (XMP is one of them, keyword "XML:com.adobe.xmp").
+    var textChunks: [Range<Int>] = []
 
     private static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
@@ -33,9 +38,17 @@ struct PNGChunks {
                 throw .corrupt("\(name(type)): chunk length \(length) runs past the end of the data (truncated)")
             }
             seenIDAT = seenIDAT || isIDAT
+            if type == (0x65, 0x58, 0x49, 0x66) && result.exif == nil { result.exif = pos + 8 ..< pos + 8 + length }   // "eXIf"
+            if type == (0x69, 0x54, 0x58, 0x74) { result.textChunks.append(pos + 8 ..< pos + 8 + length) }             // "iTXt"
             pos = end
         }
         return result
+    }
+
+    /// EXIF orientation 1...8 from the eXIf chunk found by the scan of `bytes`; 1 when absent.
+    func orientation(in bytes: UnsafeRawBufferPointer) -> Int {
+        guard let exif, exif.upperBound <= bytes.count else { return 1 }
+        return ExifOrientation.read(UnsafeRawBufferPointer(rebasing: bytes[exif]))
     }
 
     private static func name(_ type: (UInt8, UInt8, UInt8, UInt8)) -> String {

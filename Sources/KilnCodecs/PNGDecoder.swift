@@ -14,15 +14,17 @@ import KilnCore
 ///   chunks claiming more bytes than the file holds are refused before libpng allocates for them
 ///   (`PNGChunks`).
 /// - APNG: the default image. The ICC profile comes from iCCP through the low-level API (C shim),
-///   read only when a scan of the chunk headers finds an iCCP chunk.
+///   read only when a scan of the chunk headers finds an iCCP chunk; EXIF (eXIf) and XMP (iTXt)
+///   are copied from the chunks that scan finds (`PNGMetadata`). The eXIf orientation is reported
+///   in the header like JPEG's and WebP's, so the pipeline applies it (as libvips and browsers do).
 public struct PNGDecoder: ImageDecoding, Sendable {
     public init() {}
 
     public func readHeader(_ data: [UInt8]) throws(DecodeError) -> ImageHeader {
         try data.withUnsafeBytes { bytes in
             Result { () throws(DecodeError) -> ImageHeader in
-                _ = try PNGChunks.scan(bytes)
-                return Self.header(of: try PNGImageReader(bytes))
+                let chunks = try PNGChunks.scan(bytes)
+                return Self.header(of: try PNGImageReader(bytes), orientation: chunks.orientation(in: bytes))
             }
         }.get()
     }
@@ -35,21 +37,22 @@ public struct PNGDecoder: ImageDecoding, Sendable {
 
     // MARK: - Implementation
 
-    private static func header(of reader: PNGImageReader) -> ImageHeader {
+    private static func header(of reader: PNGImageReader, orientation: Int) -> ImageHeader {
         ImageHeader(format: .png, width: reader.width, height: reader.height, frameCount: 1,
-                    orientation: 1, hasAlpha: reader.hasAlpha)
+                    orientation: orientation, hasAlpha: reader.hasAlpha)
     }
 
     private static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions) throws(DecodeError) -> DecodedImage {
         let chunks = try PNGChunks.scan(bytes)
         let reader = try PNGImageReader(bytes)
-        let header = header(of: reader)
+        let header = header(of: reader, orientation: chunks.orientation(in: bytes))
         try options.limits.check(header)
         let channels = header.hasAlpha ? 4 : 3
         let pixels = try reader.finishRead(channels: channels)
         let icc = chunks.hasICCProfile ? readICC(bytes) : nil
         let buffer = PixelBuffer(width: header.width, height: header.height, channels: channels, pixels: pixels)
-        return DecodedImage(buffer: buffer, header: header, iccProfile: icc)
+        return DecodedImage(buffer: buffer, header: header, iccProfile: icc,
+                            metadata: PNGMetadata.read(bytes, chunks: chunks))
     }
 
     /// The iCCP profile, nil when libpng finds it invalid (a broken profile never fails the decode).

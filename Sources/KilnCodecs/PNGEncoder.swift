@@ -13,7 +13,8 @@ import KilnCore
 /// 142-167 ms / 551 KB, SUB 178 ms / 630 KB, PAETH 174-208 ms / 536 KB, all 195 ms / 536 KB. At level 1
 /// UP took 25 ms for 877 KB and 685 KB.
 /// `options.progressive` selects Adam7 interlacing; `options.iccProfile` becomes an iCCP chunk when
-/// it is an RGB profile (libpng itself drops profiles that do not fit the image).
+/// it is an RGB profile (libpng itself drops profiles that do not fit the image); `options.metadata`
+/// becomes an eXIf chunk and an uncompressed iTXt "XML:com.adobe.xmp" chunk (`PNGMetadata`).
 public struct PNGEncoder: ImageEncoding, Sendable {
     /// Row filters libpng may choose from.
     public enum Filter: Sendable, Equatable {
@@ -45,15 +46,21 @@ public struct PNGEncoder: ImageEncoding, Sendable {
             throw .failed("PNG encoder needs a non-empty RGB or RGBA buffer")
         }
         var profile = options.iccProfile.flatMap { ICCProfile.isRGB($0) ? $0 : nil } ?? []
+        let exif = options.metadata?.exif ?? [], xmp = options.metadata?.xmp ?? []
         var output: UnsafeMutablePointer<UInt8>? = nil
         var size = 0
         var message = [CChar](repeating: 0, count: 256)
         let level = Int32(min(max(options.pngCompressionLevel, 0), 9))
         let rc = image.pixels.withUnsafeBufferPointer { pixels in
             profile.withUnsafeMutableBufferPointer { icc in
-                kiln_png_encode(pixels.baseAddress, UInt32(image.width), UInt32(image.height), Int32(image.channels),
-                                image.rowBytes, level, options.progressive ? 1 : 0, filter.bits,
-                                icc.baseAddress, icc.count, &output, &size, &message, message.count)
+                exif.withUnsafeBufferPointer { exif in
+                    xmp.withUnsafeBufferPointer { xmp in
+                        kiln_png_encode(pixels.baseAddress, UInt32(image.width), UInt32(image.height), Int32(image.channels),
+                                        image.rowBytes, level, options.progressive ? 1 : 0, filter.bits,
+                                        icc.baseAddress, icc.count, exif.baseAddress, exif.count, xmp.baseAddress, xmp.count,
+                                        &output, &size, &message, message.count)
+                    }
+                }
             }
         }
         defer { if let output { kiln_png_free(output) } }

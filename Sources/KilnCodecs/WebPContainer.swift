@@ -1,4 +1,5 @@
 import CWebP
+import KilnCore
 
 /// A parsed WebP container (libwebp's demuxer) over bytes that outlive it: canvas size, frame
 /// count and metadata chunks, without decoding any image data.
@@ -39,6 +40,16 @@ final class WebPContainer {
     /// The "ICCP" chunk's profile bytes.
     var iccProfile: [UInt8]? {
         withChunk("ICCP") { Array($0) }
+    }
+
+    /// EXIF (TIFF bytes, any "Exif\0\0" prefix removed, orientation rewritten to 1) and XMP chunks.
+    var metadata: ImageMetadata? {
+        let exif = withChunk("EXIF") { payload -> [UInt8] in
+            let tiff = ExifOrientation.hasExifIdentifier(payload) ? UnsafeRawBufferPointer(rebasing: payload[6...]) : payload
+            return ExifOrientation.resettingOrientation(Array(tiff))
+        }
+        let xmp = withChunk("XMP ") { Array($0) }
+        return ImageMetadata(exif: exif?.isEmpty == false ? exif : nil, xmp: xmp).nonEmpty
     }
 
     /// True when the RIFF container has a VP8X chunk, the only kind that can carry EXIF, ICCP or animation.

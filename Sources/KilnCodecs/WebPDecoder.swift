@@ -4,7 +4,7 @@ import KilnCore
 /// Decodes WebP with libwebp: still images with the advanced API, animations to their first frame.
 ///
 /// - Header: `WebPGetFeatures`; extended (VP8X) files also go through the demuxer for the canvas
-///   size and frame count of animations, the EXIF orientation and the ICC profile. An animation's
+///   size and frame count of animations, the EXIF orientation, the ICC profile, EXIF and XMP. An animation's
 ///   canvas × frames is checked against `maxAnimationPixels` before anything is decoded, and a
 ///   truncated animation is refused at the header.
 /// - Shrink-on-load for opaque still images: libwebp's scaled decoding by 1/2, 1/4 or 1/8 (the
@@ -79,7 +79,8 @@ public struct WebPDecoder: ImageDecoding, Sendable {
         let buffer = parsed.isAnimated
             ? try decodeFirstFrame(bytes, header: header)
             : try decodeStill(bytes, header: header, minimumSize: scalesOnLoad ? options.minimumSize : nil)
-        return DecodedImage(buffer: buffer, header: header, iccProfile: parsed.container?.iccProfile)
+        return DecodedImage(buffer: buffer, header: header, iccProfile: parsed.container?.iccProfile,
+                            metadata: parsed.container?.metadata)
     }
 
     /// The scaled size: the smallest of 1/1, 1/2, 1/4, 1/8 (rounded up) that still covers `minimum`.

@@ -5,7 +5,8 @@ import KilnCore
 ///
 /// Lossy at `options.quality` unless `options.lossless`; `options.webpMethod` is libwebp's speed /
 /// size trade-off (0 fast ... 6 small). RGBA input keeps its alpha. `options.iccProfile`, when it is
-/// an RGB profile, is added as an ICCP chunk with libwebp's muxer.
+/// an RGB profile, is added as an ICCP chunk and `options.metadata` as EXIF and "XMP " chunks with
+/// libwebp's muxer, which also writes the VP8X header and its flags.
 public struct WebPEncoder: ImageEncoding, Sendable {
     public init() {}
 
@@ -47,23 +48,27 @@ public struct WebPEncoder: ImageEncoding, Sendable {
             throw .failed("WebP encode failed: error \(picture.error_code.rawValue)")
         }
         let bitstream = UnsafeBufferPointer(start: memory, count: writer.size)
-        if let profile = options.iccProfile, ICCProfile.isRGB(profile) {
-            return try Self.adding(iccProfile: profile, to: bitstream)
-        }
-        return Array(bitstream)
+        var chunks: [(fourCC: String, payload: [UInt8])] = []
+        if let profile = options.iccProfile, ICCProfile.isRGB(profile) { chunks.append(("ICCP", profile)) }
+        if let exif = options.metadata?.exif, !exif.isEmpty { chunks.append(("EXIF", exif)) }
+        if let xmp = options.metadata?.xmp, !xmp.isEmpty { chunks.append(("XMP ", xmp)) }
+        return chunks.isEmpty ? Array(bitstream) : try Self.adding(chunks, to: bitstream)
     }
 
-    /// Rewrites a simple WebP file as an extended one with an ICCP chunk.
-    private static func adding(iccProfile: [UInt8], to bitstream: UnsafeBufferPointer<UInt8>) throws(EncodeError) -> [UInt8] {
+    /// Rewrites a simple WebP file as an extended one with the given metadata chunks.
+    private static func adding(_ chunks: [(fourCC: String, payload: [UInt8])],
+                               to bitstream: UnsafeBufferPointer<UInt8>) throws(EncodeError) -> [UInt8] {
         guard let mux = WebPMuxNew() else { throw .failed("WebP muxer could not be created") }
         defer { WebPMuxDelete(mux) }
         var image = WebPData(bytes: bitstream.baseAddress, size: bitstream.count)
         guard WebPMuxSetImage(mux, &image, 1) == WEBP_MUX_OK else { throw .failed("WebP muxer refused the image") }
-        let chunkStatus = iccProfile.withUnsafeBufferPointer { profile in
-            var chunk = WebPData(bytes: profile.baseAddress, size: profile.count)
-            return WebPMuxSetChunk(mux, "ICCP", &chunk, 1)
+        for (fourCC, payload) in chunks {
+            let status = payload.withUnsafeBufferPointer { bytes in
+                var chunk = WebPData(bytes: bytes.baseAddress, size: bytes.count)
+                return WebPMuxSetChunk(mux, fourCC, &chunk, 1)   // copied: the bytes need not outlive the call
+            }
+            guard status == WEBP_MUX_OK else { throw .failed("WebP muxer refused the \(fourCC) chunk") }
         }
-        guard chunkStatus == WEBP_MUX_OK else { throw .failed("WebP muxer refused the ICC profile") }
         var assembled = WebPData()
         guard WebPMuxAssemble(mux, &assembled) == WEBP_MUX_OK, let bytes = assembled.bytes else {
             throw .failed("WebP muxer could not assemble the file")

@@ -108,6 +108,21 @@ import Testing
         }
     }
 
+    /// `lossless` selects the VP8L bitstream; lossy output is VP8 (both in a simple RIFF container).
+    @Test func webpLosslessWritesVP8LChunk() throws {
+        let lossless = try WebPEncoder().encode(rgb, options: EncodeOptions(format: .webp, lossless: true))
+        let lossy = try WebPEncoder().encode(rgb, options: EncodeOptions(format: .webp, quality: 90))
+        #expect(Array(lossless[0..<4]) == Array("RIFF".utf8) && Array(lossless[8..<12]) == Array("WEBP".utf8))
+        #expect(Array(lossless[12..<16]) == Array("VP8L".utf8))
+        #expect(Array(lossy[12..<16]) == Array("VP8 ".utf8))
+        // With metadata the file becomes extended (VP8X) and still carries VP8L.
+        let extended = try WebPEncoder().encode(rgb, options: EncodeOptions(format: .webp, lossless: true,
+                                                                           metadata: ImageMetadata(xmp: Array("<x/>".utf8))))
+        #expect(Array(extended[12..<16]) == Array("VP8X".utf8))
+        #expect(extended[20] & 0x04 != 0)   // VP8X flags: XMP present
+        #expect(chunkTypes(extended).contains("VP8L"))
+    }
+
     @Test(arguments: [0, 2, 4, 6])
     func webpLossyRoundTrip(_ method: Int) throws {
         let data = try WebPEncoder().encode(rgb, options: EncodeOptions(format: .webp, quality: 90, webpMethod: method))
@@ -138,6 +153,18 @@ import Testing
         for format in ImageFormat.allCases {
             #expect(throws: EncodeError.self) { try Codecs.encoder(for: format).encode(empty, options: EncodeOptions(format: format)) }
         }
+    }
+
+    /// The four-character codes of a RIFF WebP file's chunks.
+    private func chunkTypes(_ webp: [UInt8]) -> [String] {
+        var types: [String] = []
+        var pos = 12
+        while pos + 8 <= webp.count {
+            types.append(String(decoding: webp[pos..<pos + 4], as: UTF8.self))
+            let size = Int(webp[pos + 4]) | Int(webp[pos + 5]) << 8 | Int(webp[pos + 6]) << 16 | Int(webp[pos + 7]) << 24
+            pos += 8 + size + (size & 1)
+        }
+        return types
     }
 
     private func hasMarker(_ jpeg: [UInt8], _ marker: UInt8) -> Bool {

@@ -13,6 +13,8 @@ import Testing
         #expect(!ICCProfile.isRGB(profile("CMYK", count: 200)))
         #expect(!ICCProfile.isRGB(profile("GRAY", count: 200)))
         #expect(!ICCProfile.isRGB(Array(profile("RGB ", count: 200).prefix(100))))   // no full header
+        #expect(ICCProfile.hasDataColourSpace(profile("GRAY", count: 200), "GRAY"))
+        #expect(!ICCProfile.hasDataColourSpace(profile("GRAY", count: 200), "CMYK"))
     }
 
     @Test func segmentsAndReassemblyRoundTrip() throws {

@@ -55,12 +55,14 @@ import Testing
         #expect(image.buffer.size == PixelSize(width: 29, height: 19))
     }
 
+    /// Without colour management (the naive formula) the corpus file, made by Pillow's naive
+    /// RGB→CMYK, comes back close to coffee.png; `SRGBConverterTests` covers the managed path.
     @Test func cmykIsConvertedToRGB() throws {
-        let cmyk = try decoder.decode(Corpus.data("coffee_cmyk_swop_icc.jpg"), options: DecodeOptions())
+        let cmyk = try JPEGDecoder(colorConverter: nil).decode(Corpus.data("coffee_cmyk_swop_icc.jpg"), options: DecodeOptions())
         let original = try PNGDecoder().decode(Corpus.data("skimage_coffee.png"), options: DecodeOptions())
         #expect(cmyk.buffer.channels == 3)
         let diff = PixelHelpers.meanAbsDiff(cmyk.buffer, original.buffer)
-        #expect(diff < 20, "mean abs diff \(diff)")
+        #expect(diff < 3, "mean abs diff \(diff)")
         // The 557 536-byte CMYK profile from nine APP2 markers, in order (its header holds its size).
         let icc = try #require(cmyk.iccProfile)
         #expect(icc.count == 557_536)

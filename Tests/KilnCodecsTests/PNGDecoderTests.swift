@@ -31,6 +31,39 @@ import Testing
         for i in stride(from: 3, to: image8.pixels.count, by: 4) { #expect(image8.pixels[i] == UInt8(values8[i])) }
     }
 
+    /// Grey, grey + alpha and palette files come out as RGB(A) with exactly the stored levels.
+    @Test func greyGreyAlphaAndPaletteKeepTheirLook() throws {
+        let levels = (0..<64).map { ($0 * 53) % 256 }
+        let grey = try decoder.decode(TinyPNGWriter.png(width: 16, height: 4, bitDepth: 8, colorType: 0, samples: levels), options: DecodeOptions()).buffer
+        #expect(grey.channels == 3)
+        #expect(grey.pixels == levels.flatMap { [UInt8($0), UInt8($0), UInt8($0)] })
+        let grey16 = try decoder.decode(TinyPNGWriter.png(width: 16, height: 4, bitDepth: 16, colorType: 0, samples: levels.map { $0 * 257 }), options: DecodeOptions()).buffer
+        #expect(grey16 == grey)
+
+        let greyAlpha = (0..<64).flatMap { [($0 * 53) % 256, ($0 * 97) % 256] }
+        let ga = try decoder.decode(TinyPNGWriter.png(width: 16, height: 4, bitDepth: 8, colorType: 4, samples: greyAlpha), options: DecodeOptions()).buffer
+        #expect(ga.channels == 4)
+        #expect(ga.pixels == (0..<64).flatMap { i -> [UInt8] in
+            let v = UInt8(greyAlpha[i * 2]), a = UInt8(greyAlpha[i * 2 + 1])
+            return [v, v, v, a]
+        })
+
+        let palette: [UInt8] = [255, 0, 0, 0, 128, 0, 10, 20, 250, 200, 200, 200]
+        let indices = (0..<64).map { $0 % 4 }
+        let opaque = try decoder.decode(TinyPNGWriter.png(width: 16, height: 4, bitDepth: 8, colorType: 3, samples: indices, palette: palette), options: DecodeOptions()).buffer
+        #expect(opaque.channels == 3)
+        let expectedOpaque: [UInt8] = indices.flatMap { (index: Int) -> [UInt8] in Array(palette[index * 3..<index * 3 + 3]) }
+        #expect(opaque.pixels == expectedOpaque)
+        let trns: [UInt8] = [255, 0, 128]   // entry 3 has no tRNS value: opaque
+        let translucent = try decoder.decode(TinyPNGWriter.png(width: 16, height: 4, bitDepth: 8, colorType: 3, samples: indices, palette: palette, transparency: trns), options: DecodeOptions()).buffer
+        #expect(translucent.channels == 4)
+        let expected: [UInt8] = indices.flatMap { (index: Int) -> [UInt8] in
+            let alpha: UInt8 = index < trns.count ? trns[index] : 255
+            return Array(palette[index * 3..<index * 3 + 3]) + [alpha]
+        }
+        #expect(translucent.pixels == expected)
+    }
+
     @Test func pngSuiteSixteenBitIsNotDarkened() throws {
         // basn2c16 and basn2c08 both carry gAMA 1.0; the 16-bit gradient must come out at least as
         // bright as its high bytes (linear → sRGB only brightens).

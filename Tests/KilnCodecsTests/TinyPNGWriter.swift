@@ -1,10 +1,14 @@
 /// Writes small uncompressed PNGs (zlib stored blocks) with any bit depth and an optional gAMA
-/// chunk, so tests can make inputs that the encoder under test cannot (16-bit, gamma).
+/// chunk, so tests can make inputs that the encoder under test cannot (16-bit, gamma, grey,
+/// palette, extra chunks).
 enum TinyPNGWriter {
-    /// `samples`: per row, the samples of every pixel (colour type 2: RGB; 6: RGBA), 8 or 16 bits.
-    static func png(width: Int, height: Int, bitDepth: Int, colorType: UInt8, samples: [Int], gamma: UInt32? = nil) -> [UInt8] {
+    /// `samples`: per row, the samples of every pixel (colour type 0: grey; 2: RGB; 3: palette
+    /// index; 4: grey + alpha; 6: RGBA), 8 or 16 bits. `palette` (RGB triples) becomes PLTE,
+    /// `transparency` tRNS; `chunks` are written before IDAT as given.
+    static func png(width: Int, height: Int, bitDepth: Int, colorType: UInt8, samples: [Int], gamma: UInt32? = nil,
+                    palette: [UInt8]? = nil, transparency: [UInt8]? = nil, chunks: [(String, [UInt8])] = []) -> [UInt8] {
         var raw: [UInt8] = []
-        let perPixel = colorType == 6 ? 4 : 3
+        let perPixel = [0: 1, 2: 3, 3: 1, 4: 2, 6: 4][Int(colorType)] ?? 3
         for y in 0..<height {
             raw.append(0)   // filter: none
             for i in 0..<(width * perPixel) {
@@ -15,6 +19,9 @@ enum TinyPNGWriter {
         var out: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         out += chunk("IHDR", be32(UInt32(width)) + be32(UInt32(height)) + [UInt8(bitDepth), colorType, 0, 0, 0])
         if let gamma { out += chunk("gAMA", be32(gamma)) }
+        if let palette { out += chunk("PLTE", palette) }
+        if let transparency { out += chunk("tRNS", transparency) }
+        for (type, data) in chunks { out += chunk(type, data) }
         out += chunk("IDAT", zlibStored(raw))
         out += chunk("IEND", [])
         return out

@@ -141,7 +141,7 @@ import KilnCore
             CacheKey(canonicalRequest: "rs:300:0:fit/-/a.jpg", outputFormat: "webp",
                      source: SourceIdentity(size: 10, mtimeNanoseconds: 5_000_000_001, inode: 7), sourcePath: "a.jpg"),
             CacheKey(canonicalRequest: "rs:300:0:fit/-/a.jpg", outputFormat: "webp", source: identity, sourcePath: "a.jpg", settings: "jq=81"),
-            CacheKey(canonicalRequest: "rs:300:0:fit/-/a.jpg", outputFormat: "webp", source: identity, sourcePath: "a.jpg", version: 2),
+            CacheKey(canonicalRequest: "rs:300:0:fit/-/a.jpg", outputFormat: "webp", source: identity, sourcePath: "a.jpg", version: CacheKey.formatVersion + 1),
         ]
         #expect(Set(variants.map(\.hex) + [base.hex]).count == 6)
     }

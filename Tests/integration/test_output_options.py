@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import struct
 
+import pytest
+
 from kilntest import PHOTO_HD, assert_plain_error
 
 
@@ -52,3 +54,16 @@ def test_presets_expand(client):
 def test_too_many_operations(client):
     r = client.get("/" + "/".join(["gs"] * 17) + f"/{PHOTO_HD}")
     assert r.status == 400 and b"operations" in r.body
+
+
+@pytest.mark.parametrize("fmt", ["jpeg", "webp", "png"])
+def test_strip_0_keeps_exif_with_orientation_reset(client, fmt):
+    """exif_Portrait_6.jpg has EXIF (orientation 6). Default: stripped; strip:0: kept, and the
+    orientation says 1 because the pixels are already upright."""
+    _, kept = client.image(f"/w:100/strip:0/f:{fmt}/exif_Portrait_6.jpg")
+    exif = kept.getexif()
+    assert len(exif) > 0, "EXIF was dropped"
+    assert exif.get(0x0112) == 1
+    assert kept.size == (100, 150)
+    _, stripped = client.image(f"/w:100/f:{fmt}/exif_Portrait_6.jpg")
+    assert len(stripped.getexif()) == 0

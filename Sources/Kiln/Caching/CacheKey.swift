@@ -8,7 +8,8 @@ import KilnCore
 public struct CacheKey: Sendable, Hashable {
     /// Bump when the same key would have to give different bytes (a new encoder, a changed
     /// processor) or when the disk entry layout changes: old entries then simply stop matching.
-    public static let formatVersion = 1
+    /// 2: sources with an ICC profile are converted to sRGB.
+    public static let formatVersion = 2
 
     /// The text the digest is taken of.
     public let text: String

@@ -43,10 +43,14 @@ public struct OutputConfiguration: Sendable, Equatable {
         RGBColor(hex: text)?.bytes
     }
 
-    /// Encoder options for a format and the URL's output options.
-    public func encodeOptions(format: ImageFormat, request: OutputOptions = OutputOptions()) -> EncodeOptions {
+    /// Encoder options for a format and the URL's output options. No ICC profile, by design: the
+    /// pipeline converts every profiled source to sRGB (`ColorConverting`), which is what browsers
+    /// assume for untagged output. `metadata`: EXIF/XMP to keep (`strip:0`), nil strips them.
+    public func encodeOptions(format: ImageFormat, request: OutputOptions = OutputOptions(),
+                              metadata: ImageMetadata? = nil) -> EncodeOptions {
         let q = request.quality ?? (format == .webp ? webpQuality : jpegQuality)
         return EncodeOptions(format: format, quality: q, progressive: request.progressive ?? progressive,
-                             lossless: request.lossless, webpMethod: webpMethod, pngCompressionLevel: pngCompressionLevel)
+                             lossless: request.lossless, webpMethod: webpMethod, pngCompressionLevel: pngCompressionLevel,
+                             metadata: request.strip ? nil : metadata)
     }
 }

@@ -1,7 +1,7 @@
 import KilnCore
 
 /// Runs one request through the stages: load → sniff → header and limits → decode (shrinking on
-/// load when a resize comes first) → orient → processors in URL order → flatten → encode.
+/// load when a resize comes first) → convert to sRGB → orient → processors in URL order → flatten → encode.
 ///
 /// Synchronous and single-threaded by design: a worker process runs one request at a time.
 public final class ImagePipeline {
@@ -38,6 +38,10 @@ public final class ImagePipeline {
         timeline.mark("decode")
 
         var image = decoded.buffer
+        if let profile = decoded.iccProfile {
+            image = stages.colorConverter.convertToSRGB(image, profile: profile)
+            timeline.mark("colour")
+        }
         if request.autorotate && orientation != 1 { image = stages.orient(image, orientation) }
         var logical = header.displayedSize
         for operation in request.operations {
@@ -51,7 +55,7 @@ public final class ImagePipeline {
         }
         timeline.mark("process")
 
-        let encodeOptions = output.encodeOptions(format: outputFormat, request: request.output)
+        let encodeOptions = output.encodeOptions(format: outputFormat, request: request.output, metadata: decoded.metadata)
         let data = try stages.encoder(outputFormat).encode(image, options: encodeOptions)
         timeline.mark("encode")
         return RenderedImage(data: data, format: outputFormat, sourceIdentity: source.identity,

@@ -70,13 +70,17 @@ public struct DecodedImage: Sendable {
     public var buffer: PixelBuffer
     /// The header's full size; differs from the buffer when the decoder scaled on load.
     public var header: ImageHeader
-    /// Embedded ICC profile bytes, if any.
+    /// The embedded ICC profile bytes as found in the file, if any. An RGB (or grey) profile
+    /// describes `buffer`; a CMYK JPEG's profile has already been applied by the decoder.
     public var iccProfile: [UInt8]?
+    /// EXIF and XMP from the file (orientation tag rewritten to 1), nil when it has neither.
+    public var metadata: ImageMetadata?
 
-    public init(buffer: PixelBuffer, header: ImageHeader, iccProfile: [UInt8]? = nil) {
+    public init(buffer: PixelBuffer, header: ImageHeader, iccProfile: [UInt8]? = nil, metadata: ImageMetadata? = nil) {
         self.buffer = buffer
         self.header = header
         self.iccProfile = iccProfile
+        self.metadata = metadata
     }
 }
 

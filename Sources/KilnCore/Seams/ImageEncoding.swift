@@ -11,11 +11,14 @@ public struct EncodeOptions: Sendable, Equatable {
     public var webpMethod: Int
     /// zlib level 0...9 for PNG.
     public var pngCompressionLevel: Int
-    /// ICC profile to embed, if any.
+    /// ICC profile to embed, if any. The pipeline passes none: it converts to sRGB (`ColorConverting`).
     public var iccProfile: [UInt8]?
+    /// EXIF and XMP to write (`strip:0`); nil strips everything.
+    public var metadata: ImageMetadata?
 
     public init(format: ImageFormat, quality: Int = 80, progressive: Bool = false, lossless: Bool = false,
-                webpMethod: Int = 2, pngCompressionLevel: Int = 6, iccProfile: [UInt8]? = nil) {
+                webpMethod: Int = 2, pngCompressionLevel: Int = 6, iccProfile: [UInt8]? = nil,
+                metadata: ImageMetadata? = nil) {
         self.format = format
         self.quality = quality
         self.progressive = progressive
@@ -23,6 +26,7 @@ public struct EncodeOptions: Sendable, Equatable {
         self.webpMethod = webpMethod
         self.pngCompressionLevel = pngCompressionLevel
         self.iccProfile = iccProfile
+        self.metadata = metadata
     }
 }
 

@@ -40,6 +40,7 @@ public struct ColorMatrix: Sendable, Hashable {
     public func apply(to input: PixelBuffer) -> PixelBuffer {
         guard self != .identity else { return input }
         var image = Alpha.unpremultiplied(input)
+        image.isPremultiplied = false
         // tables[(i * 3 + j) * 256 + v] = (M[i][j] * v (+ offset[i] + 0.5 when j == 0)) * 65536
         var tables = [Int32](repeating: 0, count: 9 * 256)
         for i in 0..<3 {
@@ -53,22 +54,29 @@ public struct ColorMatrix: Sendable, Hashable {
         }
         let step = image.channels
         let count = image.pixels.count
-        tables.withUnsafeBufferPointer { t in
-            image.pixels.withUnsafeMutableBufferPointer { p in
-                let t0 = t.baseAddress!
-                var k = 0
-                while k < count {
-                    let r = Int(p[k]), g = Int(p[k + 1]) + 256, b = Int(p[k + 2]) + 512
-                    let outR = t0[r] &+ t0[g] &+ t0[b]
-                    let outG = t0[768 + r] &+ t0[768 + g] &+ t0[768 + b]
-                    let outB = t0[1536 + r] &+ t0[1536 + g] &+ t0[1536 + b]
-                    p[k] = Self.byte(outR)
-                    p[k + 1] = Self.byte(outG)
-                    p[k + 2] = Self.byte(outB)
-                    k += step
+        // Written into a new array: the input's storage is shared with the caller, so changing it
+        // in place would copy it first anyway.
+        let out = [UInt8](unsafeUninitializedCapacity: count) { dst, initialised in
+            tables.withUnsafeBufferPointer { t in
+                image.pixels.withUnsafeBufferPointer { p in
+                    let t0 = t.baseAddress!
+                    var k = 0
+                    while k < count {
+                        let r = Int(p[k]), g = Int(p[k + 1]) + 256, b = Int(p[k + 2]) + 512
+                        let outR = t0[r] &+ t0[g] &+ t0[b]
+                        let outG = t0[768 + r] &+ t0[768 + g] &+ t0[768 + b]
+                        let outB = t0[1536 + r] &+ t0[1536 + g] &+ t0[1536 + b]
+                        dst[k] = Self.byte(outR)
+                        dst[k + 1] = Self.byte(outG)
+                        dst[k + 2] = Self.byte(outB)
+                        if step == 4 { dst[k + 3] = p[k + 3] }
+                        k += step
+                    }
                 }
             }
+            initialised = count
         }
+        image.pixels = out
         return image
     }
 

@@ -47,6 +47,7 @@ enum BlurPasses {
     }
 
     /// A moving average of `2 * radius + 1` pixels along every row (running sum: O(1) per pixel).
+    /// `channels` is 3 or 4.
     static func horizontalBox(_ src: UnsafePointer<Float>, _ dst: UnsafeMutablePointer<Float>,
                               width: Int, height: Int, channels: Int, radius: Int) {
         let rowLength = width * channels
@@ -58,16 +59,26 @@ enum BlurPasses {
                 fillPadded(pad, from: src + y * rowLength, width: width, channels: channels,
                            padLeft: radius, padRight: radius + 1)
                 let out = dst + y * rowLength
-                for c in 0..<channels {
-                    var sum: Float = 0
-                    var j = c
-                    while j < span { sum += pad[j]; j += channels }
-                    var i = c
-                    while i < rowLength {
-                        out[i] = sum * scale
-                        sum += pad[i + span] - pad[i]
-                        i += channels
+                // All channels of a pixel in one step: three or four independent running sums
+                // keep the adder busy (a single chain would wait on each addition).
+                var s0: Float = 0, s1: Float = 0, s2: Float = 0, s3: Float = 0
+                var j = 0
+                while j < span {
+                    s0 += pad[j]; s1 += pad[j + 1]; s2 += pad[j + 2]
+                    if channels == 4 { s3 += pad[j + 3] }
+                    j += channels
+                }
+                var i = 0
+                while i < rowLength {
+                    out[i] = s0 * scale; out[i + 1] = s1 * scale; out[i + 2] = s2 * scale
+                    s0 += pad[i + span] - pad[i]
+                    s1 += pad[i + span + 1] - pad[i + 1]
+                    s2 += pad[i + span + 2] - pad[i + 2]
+                    if channels == 4 {
+                        out[i + 3] = s3 * scale
+                        s3 += pad[i + span + 3] - pad[i + 3]
                     }
+                    i += channels
                 }
             }
         }

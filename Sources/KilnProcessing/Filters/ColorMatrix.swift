@@ -59,25 +59,27 @@ public struct ColorMatrix: Sendable, Hashable {
         let out = [UInt8](unsafeUninitializedCapacity: count) { dst, initialised in
             tables.withUnsafeBufferPointer { t in
                 image.pixels.withUnsafeBufferPointer { p in
-                    let t0 = t.baseAddress!
-                    var k = 0
-                    while k < count {
-                        let r = Int(p[k]), g = Int(p[k + 1]) + 256, b = Int(p[k + 2]) + 512
-                        let outR = t0[r] &+ t0[g] &+ t0[b]
-                        let outG = t0[768 + r] &+ t0[768 + g] &+ t0[768 + b]
-                        let outB = t0[1536 + r] &+ t0[1536 + g] &+ t0[1536 + b]
-                        dst[k] = Self.byte(outR)
-                        dst[k + 1] = Self.byte(outG)
-                        dst[k + 2] = Self.byte(outB)
-                        if step == 4 { dst[k + 3] = p[k + 3] }
-                        k += step
-                    }
+                    Self.run(t.baseAddress!, p.baseAddress!, dst.baseAddress!, count: count, channels: step)
                 }
             }
             initialised = count
         }
         image.pixels = out
         return image
+    }
+
+    /// The per-pixel loop, over raw pointers (no captured state in the hot loop).
+    private static func run(_ t: UnsafePointer<Int32>, _ src: UnsafePointer<UInt8>, _ dst: UnsafeMutablePointer<UInt8>,
+                            count: Int, channels: Int) {
+        var k = 0
+        while k < count {
+            let r = Int(src[k]), g = Int(src[k + 1]) + 256, b = Int(src[k + 2]) + 512
+            dst[k] = byte(t[r] &+ t[g] &+ t[b])
+            dst[k + 1] = byte(t[768 + r] &+ t[768 + g] &+ t[768 + b])
+            dst[k + 2] = byte(t[1536 + r] &+ t[1536 + g] &+ t[1536 + b])
+            if channels == 4 { dst[k + 3] = src[k + 3] }
+            k += channels
+        }
     }
 
     /// `floor(v / 65536)` clamped to 0...255 (the tables carry the +0.5 that makes it a rounding).

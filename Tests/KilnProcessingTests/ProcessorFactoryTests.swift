@@ -18,4 +18,21 @@ import Testing
                                 .resize(ResizeOptions(width: 0, height: 5, mode: .force))]
         #expect(ProcessorFactory.processors(for: ops).map(\.identifier) == ["rs:10:0:fit", "rs:0:5:force"])
     }
+
+    /// Every operation has a processor that runs, and its identifier is the operation's canonical form.
+    @Test func everyOperationHasARunningProcessor() throws {
+        let ops: [Operation] = [
+            .crop(CropOptions(width: 10, height: 10, gravity: .smart)), .crop(CropOptions(width: 5, height: 5, x: 1, y: 2)),
+            .pad(Padding(top: 1, right: 2, bottom: 3, left: 4)), .circle(background: nil), .circle(background: .white),
+            .rounded(radius: 4), .blur(sigma: 1.5), .sharpen(sigma: 1), .grayscale, .sepia, .tint(.black),
+            .brightness(10), .contrast(-10), .saturation(20), .rotate(degrees: 90), .flip(.both),
+        ]
+        let image = PixelStats.photoLike(width: 24, height: 16)
+        for op in ops {
+            let processor = ProcessorFactory.processor(for: op)
+            #expect(processor.identifier == op.canonical)
+            let out = try processor.process(image, context: PixelStats.context(image))
+            #expect(out.pixelCount > 0, "\(op.canonical)")
+        }
+    }
 }

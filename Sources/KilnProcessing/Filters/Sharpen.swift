@@ -1,0 +1,51 @@
+import KilnCore
+
+/// `sharpen:<sigma>` (`sh`): an unsharp mask, `out = image + amount × (image − blur(image, sigma))`
+/// with `amount` fixed at 1 (the detail finer than `sigma` is doubled), clamped to 0...255.
+///
+/// RGBA is sharpened premultiplied and only in its colour channels: the alpha channel is kept as
+/// it was (sharpening it would change the shape), and colour is clamped to `0...alpha` so that
+/// no pixel becomes brighter than its opacity allows.
+public struct Sharpen: ImageProcessing, Sendable, Hashable {
+    public var sigma: Double
+    /// How much of the detail is added back; 1 doubles it.
+    public static let amount: Float = 1
+
+    public init(sigma: Double) {
+        self.sigma = sigma
+    }
+
+    public var identifier: String { Operation.sharpen(sigma: sigma).canonical }
+
+    public func process(_ image: PixelBuffer, context: ProcessingContext) throws(ProcessingError) -> PixelBuffer {
+        guard sigma.isFinite, sigma > 0 else {
+            throw .invalidArgument(option: "sharpen", reason: "sigma must be above 0")
+        }
+        guard image.pixelCount > 0 else { return image }
+        var sharp = FloatImage(image)
+        var blurred = sharp
+        GaussianBlur.blur(&blurred, sigma: sigma)
+        let amount = Self.amount
+        let count = sharp.samples.count
+        let alpha = image.hasAlpha
+        sharp.samples.withUnsafeMutableBufferPointer { s in
+            blurred.samples.withUnsafeBufferPointer { b in
+                if alpha {
+                    var i = 0
+                    while i < count {
+                        let a = s[i + 3]
+                        for c in i..<(i + 3) {
+                            s[c] = Swift.min(Swift.max(s[c] + amount * (s[c] - b[c]), 0), a)
+                        }
+                        i += 4
+                    }
+                } else {
+                    for i in 0..<count {
+                        s[i] = Swift.min(Swift.max(s[i] + amount * (s[i] - b[i]), 0), 255)
+                    }
+                }
+            }
+        }
+        return sharp.pixelBuffer()
+    }
+}

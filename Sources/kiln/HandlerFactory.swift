@@ -13,7 +13,7 @@ enum HandlerFactory {
     static func validate(_ values: ConfigValues) throws(ConfigError) {
         _ = try HTTPConfiguration(values)
         _ = try CacheConfiguration(values)
-        _ = try PipelineConfiguration(values).makePipeline()
+        _ = try PipelineConfiguration(values, processors: CustomProcessors.registry).makePipeline()
     }
 
     /// Runs once in each worker.
@@ -29,7 +29,7 @@ enum HandlerFactory {
     /// pipeline behind the caches; sources go through the disk cache when `cache.store` keeps
     /// originals.
     static func makeImageHandler(_ values: ConfigValues, _ logger: Logger) throws -> ImageHandler {
-        let pipeline = try PipelineConfiguration(values)
+        let pipeline = try PipelineConfiguration(values, processors: CustomProcessors.registry)
         let caching = try CacheConfiguration(values)
         let cache = RenderCoordinator(caching, logger: logger) { ErrorMapping.map($0).tuple }
         return ImageHandler(pipeline: try pipeline.makePipeline().keepingOriginals(in: cache.disk, store: caching.store),
@@ -45,7 +45,7 @@ enum HandlerFactory {
             let folder = slash.map { String(input[..<$0]) } ?? "."
             let name = slash.map { String(input[input.index(after: $0)...]) } ?? input
             merged.merge(["source.root": folder.isEmpty ? "/" : folder], origin: "kiln process")
-            let configuration = try PipelineConfiguration(merged)
+            let configuration = try PipelineConfiguration(merged, processors: CustomProcessors.registry)
             let trimmed = spec == "-" ? "" : spec.split(separator: "/").joined(separator: "/")
             var request = try configuration.parser.parse("/" + (trimmed.isEmpty ? "" : trimmed + "/") + "-/" + name, isDecoded: true)
             if request.output.format == .source, let ext = output.split(separator: ".").last,

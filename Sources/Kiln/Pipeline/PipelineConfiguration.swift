@@ -1,16 +1,21 @@
 import KilnCore
+import KilnProcessing
 
-/// Every setting the pipeline reads, validated together at start-up.
-public struct PipelineConfiguration: Sendable, Equatable {
+/// Every setting the pipeline reads, validated together at start-up, and the custom processors
+/// the build registered (their names are URL options).
+public struct PipelineConfiguration: Sendable {
     public var source: SourceConfiguration
     public var limits: LimitsConfiguration
     public var output: OutputConfiguration
     public var presets: PresetConfiguration
+    /// Custom processors (`Sources/kiln/CustomProcessors.swift` in the standard build).
+    public var processors: ProcessorRegistry
 
     public static let keys = SourceConfiguration.keys.union(LimitsConfiguration.keys).union(OutputConfiguration.keys)
         .union(PresetConfiguration.keys)
 
-    public init(_ values: ConfigValues) throws(ConfigError) {
+    public init(_ values: ConfigValues, processors: ProcessorRegistry = ProcessorRegistry()) throws(ConfigError) {
+        self.processors = processors
         source = try SourceConfiguration(values)
         limits = try LimitsConfiguration(values)
         output = try OutputConfiguration(values)
@@ -26,12 +31,12 @@ public struct PipelineConfiguration: Sendable, Equatable {
         } catch {
             throw .invalid(key: "source.root", value: source.root, expected: "an existing folder", origin: "")
         }
-        return ImagePipeline(stages: .standard(source: files), limits: limits, output: output)
+        return ImagePipeline(stages: .standard(source: files, processors: ProcessorFactory(registry: processors)), limits: limits, output: output)
     }
 
     /// The parser with this configuration's limits and presets.
     public var parser: SpecParser {
         SpecParser(maxDimension: limits.maxDimension, maxOperations: limits.maxOperations,
-                   maxSigma: Double(limits.maxBlurSigma), presets: presets.chains)
+                   maxSigma: Double(limits.maxBlurSigma), presets: presets.chains, customResolver: processors.resolver)
     }
 }

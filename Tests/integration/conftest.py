@@ -91,3 +91,12 @@ def pytest_runtest_makereport(item, call):
             s = item.funcargs.get(name) if hasattr(item, "funcargs") else None
             if isinstance(s, KilnStack):
                 rep.sections.append((f"logs of the {name} fixture", s.logs()))
+
+
+@pytest.fixture
+def disk(tmp_path) -> Path:
+    """An empty cache folder in a 0755 per-test folder (nginx's and kiln's workers reach it)."""
+    d = tmp_path / "cache"
+    d.mkdir()
+    os.chmod(tmp_path, 0o755)
+    return d

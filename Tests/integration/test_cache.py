@@ -18,14 +18,6 @@ import pytest
 HITS = {"HIT-MEMORY", "HIT-DISK", "COALESCED"}
 
 
-@pytest.fixture
-def disk(tmp_path) -> Path:
-    d = tmp_path / "cache"
-    d.mkdir()
-    os.chmod(tmp_path, 0o755)
-    return d
-
-
 def disk_stack(make_stack, disk: Path, workers: int, **kw):
     return make_stack(workers=workers, extra_args=["--set", f"cache.disk_path={disk}"], **kw)
 

@@ -20,14 +20,6 @@ SLOW = "/f:png/photo_4000x3000.jpg"  # 12 MP to PNG: seconds of CPU, time to loo
 WAIT = ["--set", "cache.lock_timeout=120"]  # a loaded machine must not turn a wait into a second render
 
 
-@pytest.fixture
-def disk(tmp_path) -> Path:
-    d = tmp_path / "cache"
-    d.mkdir()
-    os.chmod(tmp_path, 0o755)
-    return d
-
-
 def cache_args(disk: Path, root: Path, *more: str) -> list[str]:
     return ["--root", str(root), "--set", f"cache.disk_path={disk}", *more]
 

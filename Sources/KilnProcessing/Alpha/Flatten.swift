@@ -5,27 +5,22 @@ import KilnCore
 /// Used before encoding to a format without alpha (JPEG). Handles straight and premultiplied
 /// input; RGB input is returned unchanged.
 public struct Flatten: ImageProcessing, Sendable, Hashable {
-    public var red: UInt8
-    public var green: UInt8
-    public var blue: UInt8
+    public var background: RGBColor
+
+    public init(_ background: RGBColor) {
+        self.background = background
+    }
 
     public init(red: UInt8, green: UInt8, blue: UInt8) {
-        self.red = red
-        self.green = green
-        self.blue = blue
+        self.init(RGBColor(red: red, green: green, blue: blue))
     }
 
     /// White, the usual background for JPEG output.
-    public static let white = Flatten(red: 255, green: 255, blue: 255)
-    public static let black = Flatten(red: 0, green: 0, blue: 0)
+    public static let white = Flatten(.white)
+    public static let black = Flatten(.black)
 
     /// `bg:rrggbb`, lower-case hex.
-    public var identifier: String {
-        "bg:" + [red, green, blue].map { byte in
-            let s = String(byte, radix: 16)
-            return s.count == 1 ? "0" + s : s
-        }.joined()
-    }
+    public var identifier: String { "bg:\(background)" }
 
     public func process(_ image: PixelBuffer, context: ProcessingContext) throws(ProcessingError) -> PixelBuffer {
         apply(to: image)
@@ -37,7 +32,7 @@ public struct Flatten: ImageProcessing, Sendable, Hashable {
         guard image.hasAlpha else { return image }
         let count = image.pixelCount
         let premultiplied = image.isPremultiplied
-        let background = (UInt32(red), UInt32(green), UInt32(blue))
+        let background = (UInt32(self.background.red), UInt32(self.background.green), UInt32(self.background.blue))
         let out = [UInt8](unsafeUninitializedCapacity: count * 3) { dstBuffer, initialised in
             image.pixels.withUnsafeBufferPointer { srcBuffer in
                 guard count > 0 else { return }

@@ -16,13 +16,7 @@ struct CacheCommand: ParsableCommand {
     /// The disk cache the settings name, or a one-line error and exit status 1 when none is set.
     static func openDisk(_ options: SettingsOptions, role: String) throws -> (DiskCache, Logger) {
         let settings = try Settings.loadOrExit(options)
-        let caching: CacheConfiguration
-        do {
-            caching = try CacheConfiguration(settings.values)
-        } catch {
-            Diagnostics.fail("invalid configuration: \(error)")
-            throw ExitCode(2)
-        }
+        let caching = settings.configuration.cache
         guard caching.diskEnabled else {
             Diagnostics.fail("no disk cache configured: set cache.disk_path (--set cache.disk_path=/var/cache/kiln, KILN_CACHE_DISK_PATH or the [cache] section)")
             throw ExitCode(1)

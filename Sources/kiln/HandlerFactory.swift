@@ -6,46 +6,42 @@ import Logging
 
 /// Builds what a worker serves with: the standard pipeline behind the `ImageHandler`.
 enum HandlerFactory {
-    /// Settings the handler reads, registered with the configuration loader (unknown keys are errors).
-    static let knownKeys: Set<String> = PipelineConfiguration.keys.union(HTTPConfiguration.keys).union(CacheConfiguration.keys).union(["debug.echo_handler"])
-
     /// Runs in the master before any worker starts (and on SIGHUP): throw to refuse the settings.
-    static func validate(_ values: ConfigValues) throws(ConfigError) {
-        _ = try HTTPConfiguration(values)
-        _ = try CacheConfiguration(values)
-        _ = try PipelineConfiguration(values, processors: CustomProcessors.registry).makePipeline()
+    static func validate(_ configuration: KilnConfiguration) throws(ConfigError) {
+        _ = try configuration.pipeline(processors: CustomProcessors.registry).makePipeline()
     }
 
     /// Runs once in each worker.
     static func makeHandler(_ values: ConfigValues, _ logger: Logger) throws -> any RequestHandling {
-        if try values.bool("debug.echo_handler", default: false) {
+        let configuration = try KilnConfiguration(values)
+        if configuration.debug.echoHandler {
             logger.warning("debug.echo_handler is on: answering with the worker PID, not rendering")
             return EchoHandler()
         }
-        return try makeImageHandler(values, logger)
+        return try makeImageHandler(configuration, logger)
     }
 
     /// The image handler of a worker, also used by `kiln warm` (one per thread): the standard
     /// pipeline behind the caches; sources go through the disk cache when `cache.store` keeps
     /// originals.
-    static func makeImageHandler(_ values: ConfigValues, _ logger: Logger) throws -> ImageHandler {
-        let pipeline = try PipelineConfiguration(values, processors: CustomProcessors.registry)
-        let caching = try CacheConfiguration(values)
+    static func makeImageHandler(_ configuration: KilnConfiguration, _ logger: Logger) throws -> ImageHandler {
+        let pipeline = try configuration.pipeline(processors: CustomProcessors.registry)
+        let caching = configuration.cache
         let cache = RenderCoordinator(caching, logger: logger) { ErrorMapping.map($0).tuple }
         return ImageHandler(pipeline: try pipeline.makePipeline().keepingOriginals(in: cache.disk, store: caching.store),
-                            parser: pipeline.parser, http: try HTTPConfiguration(values), cache: cache, logger: logger)
+                            parser: pipeline.parser, http: configuration.http, cache: cache, logger: logger)
     }
 
     /// `kiln process input spec output`: the same pipeline without a server. The input's folder is
     /// the root; without `f:` in the spec the output file's extension picks the format.
-    static func process(input: String, spec: String, output: String, values: ConfigValues, logger: Logger) -> Int32 {
+    static func process(input: String, spec: String, output: String, configuration: KilnConfiguration, logger: Logger) -> Int32 {
         do {
-            var merged = values
+            var settings = configuration
             let slash = input.lastIndex(of: "/")
             let folder = slash.map { String(input[..<$0]) } ?? "."
             let name = slash.map { String(input[input.index(after: $0)...]) } ?? input
-            merged.merge(["source.root": folder.isEmpty ? "/" : folder], origin: "kiln process")
-            let configuration = try PipelineConfiguration(merged, processors: CustomProcessors.registry)
+            settings.source.root = folder.isEmpty ? "/" : folder
+            let configuration = try settings.pipeline(processors: CustomProcessors.registry)
             let trimmed = spec == "-" ? "" : spec.split(separator: "/").joined(separator: "/")
             var request = try configuration.parser.parse("/" + (trimmed.isEmpty ? "" : trimmed + "/") + "-/" + name, isDecoded: true)
             if request.output.format == .source, let ext = output.split(separator: ".").last,

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Glibc
+import Kiln
 import KilnCore
 import KilnServer
 import Logging
@@ -8,62 +9,67 @@ struct KilnCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kiln",
         abstract: "A server-side image pipeline behind nginx (FastCGI).",
-        subcommands: [Serve.self, WorkerCommand.self, ProcessCommand.self, CacheCommand.self, WarmCommand.self, VersionCommand.self])
+        subcommands: [Serve.self, WorkerCommand.self, ProcessCommand.self, CacheCommand.self, WarmCommand.self, ConfigCommand.self, VersionCommand.self])
 }
 
-/// Options shared by `serve`, `worker` and `process`. Each flag is one setting; `--set` sets any.
+/// Options shared by `serve`, `worker`, `process`, `cache`, `warm` and `config dump`. Each named
+/// flag is one declared setting (its help comes from the declaration); `--set` sets any.
 struct SettingsOptions: ParsableArguments {
-    @Option(name: .customLong("config"), help: ArgumentHelp("INI settings file ([server] workers = 4, ...).", valueName: "file"))
+    @Option(name: .customLong("config"), help: ArgumentHelp("TOML settings file ([server] workers = 4, ...; see kiln.example.toml).", valueName: "file"))
     var config: String?
 
-    @Option(help: ArgumentHelp("server.listen: unix:/path/kiln.sock or 127.0.0.1:9000 (default unix:/tmp/kiln.sock).", valueName: "address"))
+    @Option(help: SettingsOptions.help(ServerConfiguration.Key.listen.info, valueName: "address"))
     var listen: String?
 
-    @Option(help: ArgumentHelp("server.workers: worker processes, 1...256 (default: one per core).", valueName: "n"))
+    @Option(help: SettingsOptions.help(ServerConfiguration.Key.workers.info, valueName: "n"))
     var workers: String?
 
-    @Option(help: ArgumentHelp("source.root: folder images are read from.", valueName: "dir"))
+    @Option(help: SettingsOptions.help(SourceConfiguration.Key.root.info, valueName: "dir"))
     var root: String?
 
-    @Option(name: .customLong("socket-mode"), help: ArgumentHelp("server.socket_mode: octal mode of a unix socket (default 0660).", valueName: "mode"))
+    @Option(name: .customLong("socket-mode"), help: SettingsOptions.help(ServerConfiguration.Key.socketMode.info, valueName: "mode"))
     var socketMode: String?
 
-    @Option(name: .customLong("set"), help: ArgumentHelp("Any setting, repeatable: --set server.max_requests=1000.", valueName: "section.key=value"))
+    @Option(name: .customLong("set"), help: ArgumentHelp("Any setting, repeatable: --set server.max_requests=1000 (keys: kiln serve --help, kiln config dump).", valueName: "section.key=value"))
     var settings: [String] = []
 
-    @Option(name: .customLong("log-level"), help: ArgumentHelp("log.level: trace, debug, info, notice, warning, error, critical (default info).", valueName: "level"))
+    @Option(name: .customLong("log-level"), help: SettingsOptions.help(LogConfiguration.Key.level.info, valueName: "level"))
     var logLevel: String?
+
+    /// `server.listen: <doc> (<type>, default ...)`, from the declaration.
+    static func help(_ s: SettingInfo, valueName: String) -> ArgumentHelp {
+        ArgumentHelp("\(s.key): \(s.doc.replacingBackticks()) (\(s.type), default \(s.defaultText)).", valueName: valueName)
+    }
 
     /// Flags as settings; the named flags win over `--set`.
     func overrides() throws(ConfigError) -> [ConfigOverride] {
         var out: [ConfigOverride] = []
         for s in settings { out.append(try ConfigOverride(assignment: s)) }
-        if let listen { out.append(ConfigOverride(key: "server.listen", value: listen, origin: "--listen")) }
-        if let workers { out.append(ConfigOverride(key: "server.workers", value: workers, origin: "--workers")) }
-        if let root { out.append(ConfigOverride(key: "source.root", value: root, origin: "--root")) }
-        if let socketMode { out.append(ConfigOverride(key: "server.socket_mode", value: socketMode, origin: "--socket-mode")) }
-        if let logLevel { out.append(ConfigOverride(key: "log.level", value: logLevel, origin: "--log-level")) }
+        if let listen { out.append(ConfigOverride(ServerConfiguration.Key.listen, value: listen)) }
+        if let workers { out.append(ConfigOverride(ServerConfiguration.Key.workers, value: workers)) }
+        if let root { out.append(ConfigOverride(SourceConfiguration.Key.root, value: root)) }
+        if let socketMode { out.append(ConfigOverride(ServerConfiguration.Key.socketMode, value: socketMode)) }
+        if let logLevel { out.append(ConfigOverride(LogConfiguration.Key.level, value: logLevel)) }
         return out
     }
 }
 
-/// Every validated setting of one start (or reload).
+/// Every validated setting of one start (or reload): the raw layered values (what workers
+/// receive) and the typed configuration read from them.
 struct Settings {
     var values: ConfigValues
-    var server: ServerConfiguration
-    var log: LogConfiguration
+    var configuration: KilnConfiguration
 
-    /// Every key a component registered.
-    static let knownKeys = ServerConfiguration.keys.union(LogConfiguration.keys).union(HandlerFactory.knownKeys)
+    var server: ServerConfiguration { configuration.server }
+    var log: LogConfiguration { configuration.log }
 
-    /// defaults < file < environment < flags, then every component validates its part.
+    /// defaults < file < environment < flags, then every section validates its part.
     static func load(_ options: SettingsOptions) throws(ConfigError) -> Settings {
-        let loader = ConfigurationLoader(knownKeys: knownKeys)
-        let values = try loader.load(file: options.config,
-                                     environment: ConfigurationLoader.processEnvironment(),
-                                     overrides: try options.overrides())
-        let settings = Settings(values: values, server: try ServerConfiguration(values), log: try LogConfiguration(values))
-        try HandlerFactory.validate(values)
+        let values = try ConfigurationLoader().load(file: options.config,
+                                                    environment: ConfigurationLoader.processEnvironment(),
+                                                    overrides: try options.overrides())
+        let settings = Settings(values: values, configuration: try KilnConfiguration(values))
+        try HandlerFactory.validate(settings.configuration)
         return settings
     }
 
@@ -77,18 +83,23 @@ struct Settings {
         }
     }
 
-    /// A worker's settings: the master's validated snapshot on `fd` when given, else `load`.
+    /// A worker's settings: the master's validated snapshot on `fd` when given (never the file
+    /// again), else `load`.
     static func loadWorkerOrExit(_ options: SettingsOptions, snapshotFD fd: Int32?) throws -> Settings {
         guard let fd else { return try loadOrExit(options) }
         do {
             let values = try SettingsSnapshot.read(fd: fd)
-            try ConfigurationLoader(knownKeys: knownKeys).validateKeys(values)
-            return Settings(values: values, server: try ServerConfiguration(values), log: try LogConfiguration(values))
+            return Settings(values: values, configuration: try KilnConfiguration(values))
         } catch {
             Diagnostics.fail("invalid configuration: \(error)")
             throw ExitCode(2)
         }
     }
+}
+
+extension String {
+    /// Help text without markdown backticks.
+    func replacingBackticks() -> String { String(filter { $0 != "`" }) }
 }
 
 enum Diagnostics {
@@ -125,8 +136,14 @@ struct Serve: ParsableCommand {
         abstract: "Start the master: listen, start the workers, supervise them.",
         discussion: """
         Signals: SIGTERM/SIGINT/SIGQUIT stop (requests in flight finish, up to server.shutdown_timeout), \
-        SIGHUP reloads the configuration and replaces the workers.
-        """)
+        SIGHUP reloads the configuration (file and environment) and replaces the workers.
+
+        Settings (--set section.key=value, KILN_<SECTION>_<KEY>, or key = value under [section] in the \
+        TOML file; precedence defaults < file < environment < flags). Counts are plain numbers \
+        (50_000_000 is fine); sizes take B, KiB, MiB, GiB (KB, MB, GB are the same powers of 1024); \
+        durations need a unit: 500ms, 10s, 2m, 1h.
+
+        """ + KilnConfiguration.catalog.helpText().replacingBackticks())
 
     @OptionGroup var options: SettingsOptions
 
@@ -193,7 +210,7 @@ struct ProcessCommand: ParsableCommand {
     func run() throws {
         let settings = try Settings.loadOrExit(options)
         let logger = Diagnostics.bootstrapLogging(settings.log.level, role: "process")
-        let status = HandlerFactory.process(input: input, spec: spec, output: output, values: settings.values, logger: logger)
+        let status = HandlerFactory.process(input: input, spec: spec, output: output, configuration: settings.configuration, logger: logger)
         throw ExitCode(status)
     }
 }

@@ -37,8 +37,8 @@ struct WarmCommand: ParsableCommand {
 
     func run() throws {
         let settings = try Settings.loadOrExit(options)
-        let caching = try? CacheConfiguration(settings.values)
-        guard let caching, caching.diskEnabled else {
+        let caching = settings.configuration.cache
+        guard caching.diskEnabled else {
             Diagnostics.fail("no disk cache configured: set cache.disk_path to warm it")
             throw ExitCode(2)
         }
@@ -58,12 +58,13 @@ struct WarmCommand: ParsableCommand {
             logger.warning("cannot set niceness \(nice): \(String(cString: strerror(errno)))")
         }
         // Results are not kept in memory: each is used once, and the disk is the destination.
-        var values = settings.values
-        values.merge(["cache.memory_cost_limit": "0", "cache.memory_count_limit": "0"], origin: "kiln warm")
+        var configuration = settings.configuration
+        configuration.cache.memoryCostLimit = 0
+        configuration.cache.memoryCountLimit = 0
 
         let started = Timeline.now()
         let bar = isatty(2) == 1 ? ProgressBar(total: paths.count) : nil
-        let tally = Warmer(paths: paths, values: values, logger: logger) { bar?.update($0) }.run(jobs: jobs)
+        let tally = Warmer(paths: paths, configuration: configuration, logger: logger) { bar?.update($0) }.run(jobs: jobs)
         bar?.finish()
         let seconds = Double(Timeline.now() - started) / 1e9
         Output.line("warmed \(paths.count) paths into \(caching.diskPath) in \(Output.duration(seconds: seconds)): "

@@ -29,7 +29,7 @@ final class Warmer: @unchecked Sendable {
     }
 
     let paths: [String]
-    let values: ConfigValues
+    let configuration: KilnConfiguration
     let logger: Logger
     /// Called (under the lock) after every path, with the tally so far.
     let onProgress: @Sendable (Tally) -> Void
@@ -40,9 +40,9 @@ final class Warmer: @unchecked Sendable {
     private var tally = Tally()
     private var failureIndex: [Int] = []
 
-    init(paths: [String], values: ConfigValues, logger: Logger, onProgress: @escaping @Sendable (Tally) -> Void) {
+    init(paths: [String], configuration: KilnConfiguration, logger: Logger, onProgress: @escaping @Sendable (Tally) -> Void) {
         self.paths = paths
-        self.values = values
+        self.configuration = configuration
         self.logger = logger
         self.onProgress = onProgress
         pthread_mutex_init(mutex, nil)
@@ -78,7 +78,7 @@ final class Warmer: @unchecked Sendable {
     private func work() {
         let handler: ImageHandler
         do {
-            handler = try HandlerFactory.makeImageHandler(values, logger)
+            handler = try HandlerFactory.makeImageHandler(configuration, logger)
         } catch {
             logger.error("kiln warm: cannot build the pipeline: \(error)")
             while let i = take() { record(i, .failed("pipeline unavailable: \(error)")) }

@@ -1,42 +1,46 @@
 import KilnCore
 
 /// `[output]`: encoder defaults when the URL does not say.
-public struct OutputConfiguration: Sendable, Equatable {
-    /// `jpeg_quality`: 1...100. Default 80.
-    public var jpegQuality = 80
-    /// `webp_quality`: 1...100. Default 80.
-    public var webpQuality = 80
-    /// `webp_method`: libwebp effort 0 (fast) ... 6 (small). Default 2: a third of method 4's
-    /// time for a few percent more bytes (see NOTES).
-    public var webpMethod = 2
-    /// `png_compression_level`: zlib level 0...9. Default 6.
-    public var pngCompressionLevel = 6
-    /// `progressive`: progressive JPEG and interlaced PNG unless the URL says `progressive:0`.
-    /// Default false (baseline JPEG encodes faster; progressive is usually a little smaller).
-    public var progressive = false
-    /// `background`: RGB hex that transparent pixels are flattened onto for JPEG. Default `ffffff`.
-    public var background: [UInt8] = [255, 255, 255]
+public struct OutputConfiguration: ConfigSection, Equatable {
+    public var jpegQuality = Key.jpegQuality.defaultValue
+    public var webpQuality = Key.webpQuality.defaultValue
+    /// libwebp effort 0 (fast) ... 6 (small). Default 2: a third of method 4's time for a few
+    /// percent more bytes (see NOTES).
+    public var webpMethod = Key.webpMethod.defaultValue
+    public var pngCompressionLevel = Key.pngCompressionLevel.defaultValue
+    /// Progressive JPEG and interlaced PNG unless the URL says `progressive:0` (baseline JPEG
+    /// encodes faster; progressive is usually a little smaller).
+    public var progressive = Key.progressive.defaultValue
+    /// RGB that transparent pixels are flattened onto for JPEG.
+    public var background: [UInt8] = Key.background.defaultValue
 
-    public static let keys: Set<String> = [
-        "output.jpeg_quality", "output.webp_quality", "output.webp_method",
-        "output.png_compression_level", "output.background", "output.progressive",
+    public enum Key {
+        public static let jpegQuality = Setting.count("output.jpeg_quality", default: 80, in: 1...100,
+                                                      doc: "JPEG quality when the URL has no `q:`")
+        public static let webpQuality = Setting.count("output.webp_quality", default: 80, in: 1...100,
+                                                      doc: "WebP quality when the URL has no `q:`")
+        public static let webpMethod = Setting.count("output.webp_method", default: 2, in: 0...6,
+                                                     doc: "libwebp effort 0 (fast) … 6 (small)")
+        public static let pngCompressionLevel = Setting.count("output.png_compression_level", default: 6, in: 0...9,
+                                                              doc: "zlib level of PNG output")
+        public static let background = Setting<[UInt8]>.custom(
+            "output.background", default: [255, 255, 255], type: "RGB hex", expected: "an RGB hex colour such as ffffff",
+            doc: "colour transparent pixels are flattened onto for JPEG (the URL's `bg:` wins)",
+            parse: { OutputConfiguration.parseHex($0) }, format: { $0.count == 3 ? RGBColor(red: $0[0], green: $0[1], blue: $0[2]).description : "" })
+        public static let progressive = Setting.bool("output.progressive", default: false,
+                                                     doc: "progressive JPEG / interlaced PNG unless the URL says `pg:`")
+    }
+
+    public static let fields: [ConfigField<Self>] = [
+        ConfigField(Key.jpegQuality) { $0.jpegQuality = $1 },
+        ConfigField(Key.webpQuality) { $0.webpQuality = $1 },
+        ConfigField(Key.webpMethod) { $0.webpMethod = $1 },
+        ConfigField(Key.pngCompressionLevel) { $0.pngCompressionLevel = $1 },
+        ConfigField(Key.background) { $0.background = $1 },
+        ConfigField(Key.progressive) { $0.progressive = $1 },
     ]
 
     public init() {}
-
-    public init(_ v: ConfigValues) throws(ConfigError) {
-        jpegQuality = try v.int("output.jpeg_quality", default: jpegQuality, in: 1...100)
-        webpQuality = try v.int("output.webp_quality", default: webpQuality, in: 1...100)
-        webpMethod = try v.int("output.webp_method", default: webpMethod, in: 0...6)
-        pngCompressionLevel = try v.int("output.png_compression_level", default: pngCompressionLevel, in: 0...9)
-        progressive = try v.bool("output.progressive", default: progressive)
-        if let hex = v.string("output.background") {
-            guard let rgb = OutputConfiguration.parseHex(hex) else {
-                throw .invalid(key: "output.background", value: hex, expected: "an RGB hex colour such as ffffff", origin: v.origins["output.background"] ?? "")
-            }
-            background = rgb
-        }
-    }
 
     /// `ff8800` or `#ff8800` to bytes.
     public static func parseHex(_ text: String) -> [UInt8]? {

@@ -3,8 +3,8 @@ import KilnCore
 /// `[presets]`: named option chains for `preset:<name>` (`pr:`), Nuke's processor composition.
 ///
 ///     [presets]
-///     avatar = rs:96:96:fill/circle/f:webp
-///     thumb  = rs:200:200:fill/q:70
+///     avatar = "rs:96:96:fill/circle/f:webp"
+///     thumb  = "rs:200:200:fill/q:70"
 ///
 /// A preset expands in place, so `pr:avatar/bl:2/a.jpg` is `rs:96:96:fill/circle/f:webp/bl:2/a.jpg`;
 /// the cache key holds the expansion, so redefining a preset makes new variants. Presets may not
@@ -12,8 +12,13 @@ import KilnCore
 public struct PresetConfiguration: Sendable, Equatable {
     /// Preset name (lower case) → option chain.
     public var chains: [String: String] = [:]
+    /// Where each preset came from (`file kiln.toml:12`), for error messages.
+    public var origins: [String: String] = [:]
 
-    public static let keys: Set<String> = ["presets.*"]
+    /// A section of free keys: every `presets.<name>` is a preset.
+    public static let section = FreeSection(
+        name: "presets", doc: "an option chain for `pr:<name>` (`KILN_PRESETS_<NAME>` in the environment)",
+        exampleKey: "avatar", exampleValue: "rs:96:96:fill/circle/f:webp")
 
     public init(chains: [String: String] = [:]) {
         self.chains = chains
@@ -21,7 +26,9 @@ public struct PresetConfiguration: Sendable, Equatable {
 
     public init(_ v: ConfigValues) {
         for (key, value) in v.values where key.hasPrefix("presets.") {
-            chains[String(key.dropFirst("presets.".count))] = value
+            let name = String(key.dropFirst("presets.".count))
+            chains[name] = value
+            origins[name] = v.origin(key)
         }
     }
 
@@ -33,7 +40,8 @@ public struct PresetConfiguration: Sendable, Equatable {
             let name = chains.keys.sorted().first { n in
                 (try? parser.parse("/pr:\(n)/x", isDecoded: true)) == nil
             } ?? ""
-            throw .invalid(key: "presets.\(name)", value: chains[name] ?? "", expected: "a chain of options such as rs:96:96:fill/circle/f:webp (\(error))", origin: "")
+            throw .invalid(key: "presets.\(name)", value: chains[name] ?? "", expected: "a chain of options such as rs:96:96:fill/circle/f:webp (\(error))",
+                           origin: origins[name] ?? "default")
         }
     }
 }

@@ -1,18 +1,19 @@
 import KilnCore
 
 /// `[source]`: where images come from.
-public struct SourceConfiguration: Sendable, Equatable {
-    /// `root`: the folder sources are read from; nothing outside it is served. Default `.`.
-    public var root = "."
+public struct SourceConfiguration: ConfigSection, Equatable {
+    /// The folder sources are read from; nothing outside it is served.
+    public var root = Key.root.defaultValue
 
-    public static let keys: Set<String> = ["source.root"]
+    public enum Key {
+        public static let root = Setting.text("source.root", default: ".", expected: "a folder",
+                                              doc: "the folder sources are read from; nothing outside it is served",
+                                              check: { !$0.isEmpty }).flag("root")
+    }
+
+    public static let fields: [ConfigField<Self>] = [
+        ConfigField(Key.root) { $0.root = $1 },
+    ]
 
     public init() {}
-
-    public init(_ v: ConfigValues) throws(ConfigError) {
-        root = v.string("source.root", default: root)
-        guard !root.isEmpty else {
-            throw .invalid(key: "source.root", value: root, expected: "a folder", origin: v.origins["source.root"] ?? "")
-        }
-    }
 }

@@ -11,15 +11,23 @@ public struct PipelineConfiguration: Sendable {
     /// Custom processors (`Sources/kiln/CustomProcessors.swift` in the standard build).
     public var processors: ProcessorRegistry
 
-    public static let keys = SourceConfiguration.keys.union(LimitsConfiguration.keys).union(OutputConfiguration.keys)
-        .union(PresetConfiguration.keys)
+    /// Every setting the pipeline reads (the `[source]`, `[limits]` and `[output]` declarations).
+    public static var settings: [SettingInfo] { SourceConfiguration.settings + LimitsConfiguration.settings + OutputConfiguration.settings }
 
     public init(_ values: ConfigValues, processors: ProcessorRegistry = ProcessorRegistry()) throws(ConfigError) {
+        try self.init(source: try SourceConfiguration(values), limits: try LimitsConfiguration(values),
+                      output: try OutputConfiguration(values), presets: PresetConfiguration(values), processors: processors)
+    }
+
+    /// From typed sections; checks every preset.
+    public init(source: SourceConfiguration = SourceConfiguration(), limits: LimitsConfiguration = LimitsConfiguration(),
+                output: OutputConfiguration = OutputConfiguration(), presets: PresetConfiguration = PresetConfiguration(),
+                processors: ProcessorRegistry = ProcessorRegistry()) throws(ConfigError) {
+        self.source = source
+        self.limits = limits
+        self.output = output
+        self.presets = presets
         self.processors = processors
-        source = try SourceConfiguration(values)
-        limits = try LimitsConfiguration(values)
-        output = try OutputConfiguration(values)
-        presets = PresetConfiguration(values)
         try presets.validate(with: parser)
     }
 

@@ -2,11 +2,11 @@ import CKilnShims
 import Glibc
 import KilnCore
 
-/// One setting given on the command line (`--workers 4` is `server.workers = 4`, origin `--workers`).
+/// One setting given on the command line (`--workers 4` is `server.workers = 4`, origin `flag --workers`).
 public struct ConfigOverride: Sendable, Equatable {
     public var key: String
     public var value: String
-    /// Shown in error messages: `--workers`, `--set`.
+    /// Shown in messages and `kiln config dump`: `flag --workers`, `flag --set`.
     public var origin: String
 
     public init(key: String, value: String, origin: String) {
@@ -15,8 +15,13 @@ public struct ConfigOverride: Sendable, Equatable {
         self.origin = origin
     }
 
+    /// The named flag of a declared setting (`--workers 4`).
+    public init<Value>(_ setting: Setting<Value>, value: String) {
+        self.init(key: setting.key, value: value, origin: "flag --\(setting.flag ?? setting.key)")
+    }
+
     /// Parses `--set section.key=value`.
-    public init(assignment: String, origin: String = "--set") throws(ConfigError) {
+    public init(assignment: String, origin: String = "flag --set") throws(ConfigError) {
         guard let eq = assignment.firstIndex(of: "=") else {
             throw .invalid(key: assignment, value: "", expected: "section.key=value", origin: origin)
         }
@@ -30,39 +35,49 @@ public struct ConfigOverride: Sendable, Equatable {
     }
 }
 
-/// Layers the settings: defaults (in each component's struct) < file < environment < flags, and
-/// rejects keys no component knows. Components register their keys: `ServerConfiguration.keys`,
-/// `SourceConfiguration.keys`, `LimitsConfiguration.keys`, ...
+/// Layers the raw settings: defaults (the declarations) < TOML file < environment < flags, and
+/// refuses keys that no declaration knows (`KilnConfiguration.catalog`).
 ///
 /// Run it again to reload (SIGHUP): it re-reads the file and the environment each time.
 public struct ConfigurationLoader: Sendable {
-    public var knownKeys: Set<String>
+    public var catalog: SettingsCatalog
 
-    public init(knownKeys: Set<String>) {
-        self.knownKeys = knownKeys
+    public init(catalog: SettingsCatalog = KilnConfiguration.catalog) {
+        self.catalog = catalog
     }
 
     /// - Parameters:
-    ///   - file: `--config FILE`, INI-like (see `ConfigValues.parseFile`); nil for none.
-    ///   - environment: the process environment; only `KILN_<SECTION>_<KEY>` variables are read.
+    ///   - file: `--config FILE`, TOML (see `ConfigFile`); nil for none.
+    ///   - environment: the process environment; only `KILN_<SECTION>_<KEY>` variables of known
+    ///     sections are read.
     ///   - overrides: command-line settings, later ones win.
     public func load(file: String?, environment: [String: String], overrides: [ConfigOverride]) throws(ConfigError) -> ConfigValues {
         var values = ConfigValues()
         if let file {
-            let text = try ConfigurationLoader.readFile(file)
-            values.merge(try ConfigValues.parseFile(text, name: file), origin: "file \(file)")
+            values = try loadFile(file)
         }
         // Only variables of known sections are settings: KILN_BIN or KILN_SKIP_BUILD of a script
         // are not, while a typo such as KILN_LIMITS_MAX_PIXEL still fails as an unknown key.
-        let sections = Set(knownKeys.compactMap { $0.split(separator: ".").first.map(String.init) })
-        for (key, value) in ConfigValues.fromEnvironment(environment)
-        where sections.contains(String(key.prefix { $0 != "." })) {
-            values.merge([key: value], origin: "environment KILN_\(key.uppercased().replacingOccurrences(of: ".", with: "_"))")
+        let sections = Set(catalog.sections)
+        for (name, value) in environment.sorted(by: { $0.key < $1.key }) where name.hasPrefix("KILN_") {
+            let rest = name.dropFirst(5).lowercased()
+            guard let us = rest.firstIndex(of: "_"), sections.contains(String(rest[..<us])) else { continue }
+            values.merge(["\(rest[..<us]).\(rest[rest.index(after: us)...])": value], origin: "environment \(name)")
         }
         for o in overrides {
             values.merge([o.key: o.value], origin: o.origin)
         }
-        try validateKeys(values)
+        try catalog.validateKeys(values)
+        return values
+    }
+
+    /// The file's settings alone, origins `file NAME:LINE` (`kiln config check`).
+    public func loadFile(_ file: String) throws(ConfigError) -> ConfigValues {
+        var values = ConfigValues()
+        let text = try ConfigurationLoader.readFile(file)
+        for entry in try ConfigFile.parse(text, name: file, catalog: catalog) {
+            values.merge([entry.key: entry.value], origin: "file \(file)" + (entry.line > 0 ? ":\(entry.line)" : ""))
+        }
         return values
     }
 
@@ -76,16 +91,6 @@ public struct ConfigurationLoader: Sendable {
             p = p.map { $0 + 1 }
         }
         return out
-    }
-
-    /// Throws `unknownKey` for the first key (in sorted order) that no component registered;
-    /// a registered `section.*` accepts every key of that section.
-    public func validateKeys(_ values: ConfigValues) throws(ConfigError) {
-        for key in values.values.keys.sorted() where !knownKeys.contains(key) {
-            // `section.*` registers a section of free keys, such as `[presets]`.
-            if knownKeys.contains(String(key.prefix { $0 != "." }) + ".*") { continue }
-            throw .unknownKey(key, origin: values.origins[key] ?? "")
-        }
     }
 
     /// The whole file as UTF-8; `unreadable` with the reason otherwise.

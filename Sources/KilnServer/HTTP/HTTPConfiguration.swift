@@ -1,23 +1,29 @@
 import KilnCore
 
 /// `[http]`: headers of the answers.
-public struct HTTPConfiguration: Sendable, Equatable {
-    /// `cache_control`: `Cache-Control` of images. Default `public, max-age=31536000` (a year:
-    /// a variant never changes under its URL unless the source does, and then its ETag changes).
-    public var cacheControl = "public, max-age=31536000"
-    /// `error_cache_control`: `Cache-Control` of error answers. Default `no-store`, so a CDN does
-    /// not keep a 404 for a file that is uploaded a moment later.
-    public var errorCacheControl = "no-store"
-    /// `server_timing`: send `Server-Timing` with the phases of each render. Default true.
-    public var serverTiming = true
+public struct HTTPConfiguration: ConfigSection, Equatable {
+    /// `Cache-Control` of images. A year by default: a variant never changes under its URL unless
+    /// the source does, and then its ETag changes.
+    public var cacheControl = Key.cacheControl.defaultValue
+    /// `Cache-Control` of error answers; `no-store` so a CDN does not keep a 404 for a file that is
+    /// uploaded a moment later.
+    public var errorCacheControl = Key.errorCacheControl.defaultValue
+    /// Send `Server-Timing` with the phases of each render.
+    public var serverTiming = Key.serverTiming.defaultValue
 
-    public static let keys: Set<String> = ["http.cache_control", "http.error_cache_control", "http.server_timing"]
+    public enum Key {
+        public static let cacheControl = Setting.text("http.cache_control", default: "public, max-age=31536000",
+                                                      doc: "`Cache-Control` of images")
+        public static let errorCacheControl = Setting.text("http.error_cache_control", default: "no-store",
+                                                           doc: "`Cache-Control` of error answers")
+        public static let serverTiming = Setting.bool("http.server_timing", default: true, doc: "send `Server-Timing`")
+    }
+
+    public static let fields: [ConfigField<Self>] = [
+        ConfigField(Key.cacheControl) { $0.cacheControl = $1 },
+        ConfigField(Key.errorCacheControl) { $0.errorCacheControl = $1 },
+        ConfigField(Key.serverTiming) { $0.serverTiming = $1 },
+    ]
 
     public init() {}
-
-    public init(_ v: ConfigValues) throws(ConfigError) {
-        cacheControl = v.string("http.cache_control", default: cacheControl)
-        errorCacheControl = v.string("http.error_cache_control", default: errorCacheControl)
-        serverTiming = try v.bool("http.server_timing", default: serverTiming)
-    }
 }

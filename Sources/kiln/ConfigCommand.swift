@@ -64,8 +64,27 @@ struct ConfigCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "The key table of the README (markdown), generated from the declarations.")
 
-        func run() {
-            Output.write(fd: 1, KilnConfiguration.catalog.markdownTable())
+        @Option(help: ArgumentHelp("Replace the table between <!-- config-table:begin --> and <!-- config-table:end --> in this file instead of printing it.",
+                                   valueName: "file"))
+        var update: String?
+
+        func run() throws {
+            let table = KilnConfiguration.catalog.markdownTable()
+            guard let update else { return Output.write(fd: 1, table) }
+            let begin = "<!-- config-table:begin -->\n", end = "<!-- config-table:end -->"
+            do {
+                let text = try WarmCommand.readAll(update)
+                guard let b = text.firstRange(of: begin), let e = text[b.upperBound...].firstRange(of: end) else {
+                    Diagnostics.fail("\(update): no \(begin.dropLast()) ... \(end) markers")
+                    throw ExitCode(2)
+                }
+                try HandlerFactory.writeFile(update, Array((String(text[..<b.upperBound]) + table + String(text[e.lowerBound...])).utf8))
+            } catch let error as ExitCode {
+                throw error
+            } catch {
+                Diagnostics.fail("\(error)")
+                throw ExitCode(2)
+            }
         }
     }
 

@@ -141,7 +141,8 @@ struct Serve: ParsableCommand {
         Settings (--set section.key=value, KILN_<SECTION>_<KEY>, or key = value under [section] in the \
         TOML file; precedence defaults < file < environment < flags). Counts are plain numbers \
         (50_000_000 is fine); sizes take B, KiB, MiB, GiB (KB, MB, GB are the same powers of 1024); \
-        durations need a unit: 500ms, 10s, 2m, 1h.
+        durations need a unit: 500ms, 10s, 2m, 1h. Every key with its default, type and meaning:
+
 
         """ + KilnConfiguration.catalog.helpText().replacingBackticks())
 

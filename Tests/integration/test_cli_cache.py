@@ -17,7 +17,7 @@ from kilntest import KILN_BIN
 
 HITS = {"HIT-MEMORY", "HIT-DISK", "COALESCED"}
 SLOW = "/f:png/photo_4000x3000.jpg"  # 12 MP to PNG: seconds of CPU, time to look at its lock
-WAIT = ["--set", "cache.lock_timeout=120"]  # a loaded machine must not turn a wait into a second render
+WAIT = ["--set", "cache.lock_timeout=2m"]  # a loaded machine must not turn a wait into a second render
 
 
 def cache_args(disk: Path, root: Path, *more: str) -> list[str]:
@@ -73,8 +73,8 @@ def test_cache_commands_need_a_disk_cache(root, command):
 def test_cache_commands_read_the_configuration_file_and_environment(make_stack, disk, root, tmp_path):
     stack = serve(make_stack, disk)
     fill(stack.client(), ["/w:22/pillow_hopper.jpg"])
-    conf = tmp_path / "kiln.conf"
-    conf.write_text(f"[cache]\ndisk_path = {disk}\ndisk_size_limit = 3MB\n")
+    conf = tmp_path / "kiln.toml"
+    conf.write_text(f'[cache]\ndisk_path = "{disk}"\ndisk_size_limit = "3MiB"\n')
     by_file = kiln("cache", "stats", "--json", "--root", root, "--config", conf)
     assert by_file.returncode == 0, by_file.stderr
     assert json.loads(by_file.stdout)["size_limit"] == 3 << 20

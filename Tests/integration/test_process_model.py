@@ -231,8 +231,8 @@ def test_config_flag_sets_limits(make_stack):
 
 
 def test_config_file(make_stack, tmp_path):
-    conf = tmp_path / "kiln.conf"
-    conf.write_text("# test\n[limits]\nmax_pixels = 1000000\n")
+    conf = tmp_path / "kiln.toml"
+    conf.write_text("# test\n[limits]\nmax_pixels = 1_000_000\n")
     s = make_stack(workers=1, with_nginx=False, extra_args=["--config", str(conf)])
     r = fcgi_request(s.sock, fcgi_params("GET", "/w:100/photo_1920x1080.jpg"))
     assert r.status == 413, f"{r.status} {r.body[:100]!r}"

@@ -42,15 +42,16 @@ extension SettingsCatalog {
         return out
     }
 
-    /// The key list of `kiln serve --help`: `key  type  (default)  doc`, one line each.
+    /// The key list of `kiln serve --help`, one line per key (the help wraps long lines):
+    /// `server.backlog = 64 (count 1…65_535): listen queue length`.
     public func helpText() -> String {
-        let width = (settings.map(\.key.count) + freeSections.map { $0.name.count + 7 }).max() ?? 0
         var lines: [String] = []
         for s in settings {
-            lines.append(pad(s.key, width) + "  \(s.doc); \(s.type), default \(s.defaultText)")
+            let def = s.documentedDefault ? tomlLiteral(s, s.defaultRaw) : "(\(s.defaultText))"
+            lines.append("\(s.key) = \(def) [\(s.type)]: \(s.doc)")
         }
         for f in freeSections {
-            lines.append(pad("\(f.name).<name>", width) + "  \(f.doc)")
+            lines.append("\(f.name).<name> [string]: \(f.doc)")
         }
         return lines.joined(separator: "\n")
     }
@@ -83,7 +84,4 @@ extension SettingsCatalog {
         s.split(separator: "|", omittingEmptySubsequences: false).joined(separator: "\\|")
     }
 
-    private func pad(_ s: String, _ width: Int) -> String {
-        s + String(repeating: " ", count: max(0, width - s.count))
-    }
 }

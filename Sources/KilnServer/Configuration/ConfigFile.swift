@@ -98,6 +98,6 @@ public enum ConfigFile {
         guard !l.hasPrefix("#"), !l.hasPrefix("["), let eq = l.firstIndex(of: "=") else { return false }
         let value = String(l[l.index(after: eq)...]).trimmingSpacesAndTabs()
         guard let first = value.first else { return true }
-        return !"\"'[{".contains(first)
+        return !"\"'[{=".contains(first)
     }
 }

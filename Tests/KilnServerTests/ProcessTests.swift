@@ -97,7 +97,7 @@ struct ProcessTests {
 
     @Test func reloadStartsANewGenerationAndKeepsTheOldOneOnBadSettings() throws {
         let folder = try TemporaryFile.folder()
-        let config = folder + "/kiln.conf"
+        let config = folder + "/kiln.toml"
         try "[server]\nworkers = 2\n".write(toFile: config, atomically: true, encoding: .utf8)
         let (server, client) = try start(["--config", config], workers: nil)
         defer { server.cleanUp(); try? FileManager.default.removeItem(atPath: folder) }
@@ -116,7 +116,7 @@ struct ProcessTests {
         let first = server.children()
         server.signal(SIGHUP)
         #expect(ServerProcess.wait(timeout: 3) { server.log.contains("reload failed") })
-        #expect(server.log.contains("unknown setting server.bogus (file \(config))"))
+        #expect(server.log.contains("unknown setting server.bogus (file \(config):3)"))
         #expect(server.children() == first)
         #expect(try client.get("/still").status == 200)
 

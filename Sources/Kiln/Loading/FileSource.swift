@@ -44,30 +44,34 @@ public struct FileSource: SourceLoading {
         return try FileSource.identity(st, path: path)
     }
 
-    public func load(_ path: String) throws(LoadError) -> SourceImage {
+    /// `realpath`, `open` (no symlink at the last step), `fstat`: the identity of what will be read.
+    public func open(_ path: String) throws(LoadError) -> any OpenedSource {
         let real = try resolve(path)
-        let fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        #if canImport(Glibc)
+        let fd = Glibc.open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        #else
+        let fd = Darwin.open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        #endif
         guard fd >= 0 else {
             if errno == EACCES { throw .forbidden("permission denied") }
             throw .notFound("no source at \(path)")
         }
-        defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw .io("cannot stat \(path)") }
-        let identity = try FileSource.identity(st, path: path)
-        guard identity.size <= maxFileBytes else {
-            throw .tooLarge("source is \(identity.size) bytes, over the limit of \(maxFileBytes)")
+        guard fstat(fd, &st) == 0 else {
+            close(fd)
+            throw .io("cannot stat \(path)")
         }
-        var data = [UInt8](repeating: 0, count: identity.size)
-        var filled = 0
-        while filled < data.count {
-            let n = data.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
-            filled += n
+        do {
+            return OpenedFile(fd: fd, path: path, identity: try FileSource.identity(st, path: path), maxFileBytes: maxFileBytes)
+        } catch {
+            close(fd)
+            throw error
         }
-        if filled < data.count { data.removeSubrange(filled...) }
-        return SourceImage(path: path, data: data, identity: identity)
+    }
+
+    public func load(_ path: String) throws(LoadError) -> SourceImage {
+        let opened = try open(path)
+        return SourceImage(path: path, data: try opened.readAll(), identity: opened.identity)
     }
 
     static func identity(_ st: stat, path: String) throws(LoadError) -> SourceIdentity {

@@ -4,38 +4,8 @@ import KilnCore
 import KilnServer
 import Logging
 
-/// Builds what a worker serves with: the standard pipeline behind the `ImageHandler`.
-enum HandlerFactory {
-    /// Settings the handler reads, registered with the configuration loader (unknown keys are errors).
-    static let knownKeys: Set<String> = PipelineConfiguration.keys.union(HTTPConfiguration.keys).union(CacheConfiguration.keys).union(["debug.echo_handler"])
-
-    /// Runs in the master before any worker starts (and on SIGHUP): throw to refuse the settings.
-    static func validate(_ values: ConfigValues) throws(ConfigError) {
-        _ = try HTTPConfiguration(values)
-        _ = try CacheConfiguration(values)
-        _ = try PipelineConfiguration(values, processors: CustomProcessors.registry).makePipeline()
-    }
-
-    /// Runs once in each worker.
-    static func makeHandler(_ values: ConfigValues, _ logger: Logger) throws -> any RequestHandling {
-        if try values.bool("debug.echo_handler", default: false) {
-            logger.warning("debug.echo_handler is on: answering with the worker PID, not rendering")
-            return EchoHandler()
-        }
-        return try makeImageHandler(values, logger)
-    }
-
-    /// The image handler of a worker, also used by `kiln warm` (one per thread): the standard
-    /// pipeline behind the caches; sources go through the disk cache when `cache.store` keeps
-    /// originals.
-    static func makeImageHandler(_ values: ConfigValues, _ logger: Logger) throws -> ImageHandler {
-        let pipeline = try PipelineConfiguration(values, processors: CustomProcessors.registry)
-        let caching = try CacheConfiguration(values)
-        let cache = RenderCoordinator(caching, logger: logger) { ErrorMapping.map($0).tuple }
-        return ImageHandler(pipeline: try pipeline.makePipeline().keepingOriginals(in: cache.disk, store: caching.store),
-                            parser: pipeline.parser, http: try HTTPConfiguration(values), cache: cache, logger: logger)
-    }
-
+/// `kiln process input spec output`: the pipeline without a server or caches.
+enum ProcessFile {
     /// `kiln process input spec output`: the same pipeline without a server. The input's folder is
     /// the root; without `f:` in the spec the output file's extension picks the format.
     static func process(input: String, spec: String, output: String, values: ConfigValues, logger: Logger) -> Int32 {

@@ -37,11 +37,13 @@ public enum Operation: Sendable, Hashable {
     /// A processor registered by name in a custom build (see `CustomOperation`).
     case custom(CustomOperation)
 
+    /// The one identifier of this step: the cache key's part and, by derivation, the
+    /// `identifier` of the processor that carries it out (`KilnProcessing` spells none of its own).
     public var canonical: String {
         switch self {
         case .resize(let r): r.canonical
         case .crop(let c): c.canonical
-        case .pad(let p): "pad:\(p.top):\(p.right):\(p.bottom):\(p.left)"
+        case .pad(let p): "pad:\(p.top):\(p.right):\(p.bottom):\(p.left)" + (p.background.map { ":bg:\($0)" } ?? "")
         case .circle(let bg): bg.map { "circle:\($0)" } ?? "circle"
         case .rounded(let radius): "rounded:\(radius)"
         case .blur(let sigma): "blur:\(Gravity.format(sigma))"

@@ -28,7 +28,7 @@ enum ProcessFile {
             return 0
         } catch {
             let mapped = ErrorMapping.map(error)
-            let text = (error as? ConfigError).map { "\($0)" } ?? mapped.message
+            let text = (error as? ConfigError).map { "\($0)" } ?? mapped.logMessage
             Diagnostics.fail("\(input): \(text) (HTTP \(mapped.status))")
             return mapped.status == 500 ? 1 : 3
         }

@@ -10,7 +10,7 @@ public struct CacheKey: Sendable, Hashable {
     /// processor) or when the disk entry layout changes: old entries then simply stop matching.
     /// 2: sources with an ICC profile are converted to sRGB.
     /// 3: settings derived from the resolved encode options (`progressive` counted); failures
-    ///    stored as `PipelineFailure` kinds; `pad` with a colour spelled as its processor does.
+    ///    stored as `PipelineFailure` kinds.
     public static let formatVersion = 3
 
     /// The text the digest is taken of.

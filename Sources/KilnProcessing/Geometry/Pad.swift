@@ -13,7 +13,7 @@ public struct Pad: ImageProcessing, Sendable, Hashable {
         self.padding = padding
     }
 
-    public var identifier: String { Operation.pad(padding).canonical }
+    public var identifier: String { Operation.pad(padding).identifier }
 
     public func process(_ image: PixelBuffer, context: ProcessingContext) throws(ProcessingError) -> PixelBuffer {
         let p = padding

@@ -4,25 +4,13 @@ import KilnCore
 import KilnServer
 import Logging
 
-/// `kiln process input spec output`: the pipeline without a server or caches.
+/// `kiln process input spec output`: `HandlerFactory.render(file:…)`, then the file written.
 enum ProcessFile {
-    /// `kiln process input spec output`: the same pipeline without a server. The input's folder is
-    /// the root; without `f:` in the spec the output file's extension picks the format.
     static func process(input: String, spec: String, output: String, values: ConfigValues, logger: Logger) -> Int32 {
         do {
-            var merged = values
-            let slash = input.lastIndex(of: "/")
-            let folder = slash.map { String(input[..<$0]) } ?? "."
-            let name = slash.map { String(input[input.index(after: $0)...]) } ?? input
-            merged.merge(["source.root": folder.isEmpty ? "/" : folder], origin: "kiln process")
-            let configuration = try PipelineConfiguration(merged, processors: CustomProcessors.registry)
-            let trimmed = spec == "-" ? "" : spec.split(separator: "/").joined(separator: "/")
-            var request = try configuration.parser.parse("/" + (trimmed.isEmpty ? "" : trimmed + "/") + "-/" + name, isDecoded: true)
-            if request.output.format == .source, let ext = output.split(separator: ".").last,
-               let format = ImageFormat(fileExtension: String(ext)) {
-                request.output.format = .format(format)
-            }
-            let rendered = try configuration.makePipeline().render(request)
+            let factory = HandlerFactory(processors: CustomProcessors.registry)
+            let configuration = try PipelineConfiguration(values, processors: factory.processors)
+            let rendered = try factory.render(file: input, spec: spec, outputPath: output, configuration: configuration)
             try writeFile(output, rendered.data)
             logger.info("\(output): \(rendered.format.rawValue) \(rendered.size), \(rendered.data.count) bytes; \(rendered.timeline.serverTimingHeader)")
             return 0

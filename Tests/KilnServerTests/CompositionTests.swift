@@ -81,6 +81,24 @@ let quietLogger: Logger = {
     }
 }
 
+extension HandlerFactoryTests {
+    @Test func rendersAFileWithTheOutputExtensionsFormat() throws {
+        let folder = try ImageFolder("file")
+        defer { folder.remove() }
+        let configuration = try PipelineConfiguration(ConfigValues())
+        let webp = try HandlerFactory().render(file: folder.root + "/a.png", spec: "w:4", outputPath: "/tmp/x.webp",
+                                               configuration: configuration)
+        #expect(webp.format == .webp && webp.size == PixelSize(width: 4, height: 3))
+        let asIs = try HandlerFactory().render(file: folder.root + "/a.png", spec: "-", outputPath: "/tmp/x.out",
+                                               configuration: configuration)
+        #expect(asIs.format == .png && asIs.size == PixelSize(width: 8, height: 6))
+        #expect(throws: LoadError.self) {
+            try HandlerFactory().render(file: folder.root + "/none.png", spec: "-", outputPath: "/tmp/x.png",
+                                        configuration: configuration)
+        }
+    }
+}
+
 @Suite struct WarmerTests {
     @Test func warmsRendersSkipsAndReportsFailuresInListOrder() throws {
         let folder = try ImageFolder("warm")

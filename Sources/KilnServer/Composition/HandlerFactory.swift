@@ -48,4 +48,23 @@ public struct HandlerFactory: Sendable {
         ImageHandler(pipeline: try pipeline.makePipeline(cache: cache, logger: logger),
                      parser: pipeline.parser, http: http, logger: logger)
     }
+
+    /// `kiln process input spec output`: renders one file with the pipeline, without a server or
+    /// caches. The input's folder is the root; without `f:` in the spec the output path's
+    /// extension picks the format. Throws `ConfigError` or whatever the parser and pipeline throw.
+    public func render(file input: String, spec: String, outputPath: String,
+                       configuration: PipelineConfiguration) throws -> RenderedImage {
+        var configuration = configuration
+        let slash = input.lastIndex(of: "/")
+        let folder = slash.map { String(input[..<$0]) } ?? "."
+        let name = slash.map { String(input[input.index(after: $0)...]) } ?? input
+        configuration.source.root = folder.isEmpty ? "/" : folder
+        let trimmed = spec == "-" ? "" : spec.split(separator: "/").joined(separator: "/")
+        var request = try configuration.parser.parse("/" + (trimmed.isEmpty ? "" : trimmed + "/") + "-/" + name, isDecoded: true)
+        if request.output.format == .source, let ext = outputPath.split(separator: ".").last,
+           let format = ImageFormat(fileExtension: String(ext)) {
+            request.output.format = .format(format)
+        }
+        return try configuration.makePipeline().render(request)
+    }
 }

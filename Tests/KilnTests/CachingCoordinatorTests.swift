@@ -72,8 +72,8 @@ import KilnCore
         let c = Self.coordinator(root)
         let key = F.key("flaky")
         var renders = 0
-        #expect(throws: PipelineFailure(.internal, "broken 500", outcome: .miss)) { try c.fetch(key) { renders += 1; throw PipelineFailure(.internal, "broken 500") } }
-        #expect(throws: PipelineFailure(.internal, PipelineFailure.internalError, detail: "\(CocoaError(.fileNoSuchFile))", outcome: .miss)) { try c.fetch(key) { renders += 1; throw CocoaError(.fileNoSuchFile) } }
+        #expect(throws: PipelineFailure(.internal, "broken 500")) { try c.fetch(key) { renders += 1; throw PipelineFailure(.internal, "broken 500") } }
+        #expect(throws: PipelineFailure(.internal, PipelineFailure.internalError, detail: "\(CocoaError(.fileNoSuchFile))")) { try c.fetch(key) { renders += 1; throw CocoaError(.fileNoSuchFile) } }
         #expect(DiskCache(path: root, logger: F.quietLogger).entry(for: key) == nil)
         #expect(try c.fetch(key) { renders += 1; return F.image(5) }.1 == .miss)
         #expect(renders == 3)

@@ -12,7 +12,7 @@ import Logging
 /// waiter renders itself. A holder killed with SIGKILL loses its lock with its life, and the next
 /// waiter renders.
 ///
-/// Every failure leaves as a `PipelineFailure` whose `outcome` says where it came from.
+/// Every failure leaves as a `PipelineFailure`; a remembered one says where it came from (`outcome`).
 /// Without a disk cache there are no locks: memory → render → memory.
 /// Not thread-safe: one per worker process. `ImagePipeline` owns one.
 public final class RenderCoordinator {
@@ -57,8 +57,9 @@ public final class RenderCoordinator {
     /// The result for `key`, from a cache or from `render` (called at most once, and only when no
     /// cache has the key and no other process rendered it meanwhile).
     ///
-    /// Throws a remembered or new `PipelineFailure` (any error of `render` is converted), with
-    /// `outcome` set.
+    /// Throws a `PipelineFailure` (any error of `render` is converted): with `outcome` when it
+    /// was remembered (`.miss` when this render's failure was just stored), without when it is
+    /// not remembered (internal failures, `negativeTTL` 0).
     public func fetch(_ key: CacheKey, render: () throws -> CachedImage) throws(PipelineFailure) -> (CachedImage, CacheOutcome) {
         if let image = memory[key] { return (image, .hitMemory) }
         if let f = failures[key.hex] {
@@ -107,13 +108,14 @@ public final class RenderCoordinator {
         do {
             image = try render()
         } catch {
-            let failure = PipelineFailure(error).with(outcome: .miss)
+            // Not remembered: no outcome, as nothing about it involves the caches.
+            let failure = PipelineFailure(error)
             guard negativeTTL > 0, failure.kind.isRememberable else { throw failure }
             let expires = now() + Int64(negativeTTL * 1000)
             let stored = PipelineFailure(failure.kind, failure.message)
             disk?.store(.failure(stored, expires: expires), for: key)
             remember(key, stored, expires: expires)
-            throw failure
+            throw failure.with(outcome: .miss)
         }
         if storesFinal { disk?.store(.image(image), for: key) }
         memory[key] = image

@@ -25,8 +25,8 @@ public final class ImagePipeline {
     }
 
     /// The image for `request` from a cache or a render; `accept` is the client's `Accept`
-    /// header (for `f:auto`). Every failure, fresh or remembered, is a `PipelineFailure` (with
-    /// `outcome` when the caches were consulted).
+    /// header (for `f:auto`). Every failure, fresh or remembered, is a `PipelineFailure`; one the
+    /// caches remember carries its `outcome` (`X-Cache`).
     public func image(for request: ImageRequest, accept: String?) throws(PipelineFailure) -> PipelineResult {
         var timeline = Timeline()
         let opened: any OpenedSource
@@ -41,7 +41,7 @@ public final class ImagePipeline {
                 return PipelineResult(image: CachedImage(rendered, sourcePath: request.sourcePath),
                                       outcome: .miss, timeline: rendered.timeline)
             } catch {
-                throw PipelineFailure(error).with(outcome: .miss)
+                throw PipelineFailure(error)
             }
         }
         let key = cacheKey(for: request, accept: accept, source: opened.identity)

@@ -6,7 +6,8 @@ import Darwin
 import KilnCore
 import Logging
 
-/// The disk cache: one file per entry, named by the key's SHA-256 in 256 fan-out folders.
+/// The disk cache (`DataCaching`, and `RenderLocking` by `flock`): one file per entry, named by the
+/// key's SHA-256 in 256 fan-out folders.
 ///
 /// ```
 /// <path>/ab/abcd…(64 hex)        entries (EntryCodec: header + body)

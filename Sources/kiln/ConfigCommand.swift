@@ -78,7 +78,7 @@ struct ConfigCommand: ParsableCommand {
                     Diagnostics.fail("\(update): no \(begin.dropLast()) ... \(end) markers")
                     throw ExitCode(2)
                 }
-                try HandlerFactory.writeFile(update, Array((String(text[..<b.upperBound]) + table + String(text[e.lowerBound...])).utf8))
+                try ProcessFile.writeFile(update, Array((String(text[..<b.upperBound]) + table + String(text[e.lowerBound...])).utf8))
             } catch let error as ExitCode {
                 throw error
             } catch {

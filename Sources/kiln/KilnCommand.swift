@@ -69,7 +69,7 @@ struct Settings {
                                                     environment: ConfigurationLoader.processEnvironment(),
                                                     overrides: try options.overrides())
         let settings = Settings(values: values, configuration: try KilnConfiguration(values))
-        try HandlerFactory.validate(settings.configuration)
+        try HandlerFactory(processors: CustomProcessors.registry).validate(settings.configuration)
         return settings
     }
 
@@ -193,7 +193,7 @@ struct WorkerCommand: ParsableCommand {
         let settings = try Settings.loadWorkerOrExit(options, snapshotFD: settingsFD)
         let logger = Diagnostics.bootstrapLogging(settings.log.level, role: "worker")
         let worker = Worker(configuration: settings.server, values: settings.values, masterPID: masterPID, logger: logger)
-        let status = worker.run(makeHandler: HandlerFactory.makeHandler)
+        let status = worker.run(makeHandler: HandlerFactory(processors: CustomProcessors.registry).makeHandler)
         throw ExitCode(status)
     }
 }
@@ -211,7 +211,7 @@ struct ProcessCommand: ParsableCommand {
     func run() throws {
         let settings = try Settings.loadOrExit(options)
         let logger = Diagnostics.bootstrapLogging(settings.log.level, role: "process")
-        let status = HandlerFactory.process(input: input, spec: spec, output: output, configuration: settings.configuration, logger: logger)
+        let status = ProcessFile.process(input: input, spec: spec, output: output, configuration: settings.configuration, logger: logger)
         throw ExitCode(status)
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Glibc
 import Kiln
+import KilnServer
 import KilnCore
 import Logging
 
@@ -64,7 +65,9 @@ struct WarmCommand: ParsableCommand {
 
         let started = Timeline.now()
         let bar = isatty(2) == 1 ? ProgressBar(total: paths.count) : nil
-        let tally = Warmer(paths: paths, configuration: configuration, logger: logger) { bar?.update($0) }.run(jobs: jobs)
+        let factory = HandlerFactory(processors: CustomProcessors.registry)
+        let tally = Warmer(paths: paths, logger: logger, makeHandler: { [configuration] in try factory.makeImageHandler(configuration, logger) },
+                           onProgress: { bar?.update($0) }).run(jobs: jobs)
         bar?.finish()
         let seconds = Double(Timeline.now() - started) / 1e9
         Output.line("warmed \(paths.count) paths into \(caching.diskPath) in \(Output.duration(seconds: seconds)): "

@@ -3,7 +3,6 @@ import Testing
 import KilnCore
 @testable import Kiln
 
-struct Broken: Error, Equatable { var status: Int }
 
 @Suite struct CachingCoordinatorTests {
     typealias F = CachingFixtures
@@ -16,8 +15,7 @@ struct Broken: Error, Equatable { var status: Int }
         let now: () -> Int64 = clock.map { c in { c.milliseconds } } ?? DiskCache.wallClockMilliseconds
         let disk = root.map { DiskCache(path: $0, logger: logger, now: now) }
         return RenderCoordinator(memory: MemoryCache(), disk: disk, lockTimeout: lockTimeout, negativeTTL: 10,
-                                 storesFinal: storesFinal, logger: logger, now: now,
-                                 classify: { error in (error as? Broken).map { ($0.status, "broken \($0.status)") } })
+                                 storesFinal: storesFinal, logger: logger, now: now)
     }
 
     @Test func memoryThenDiskThenRender() throws {
@@ -41,11 +39,11 @@ struct Broken: Error, Equatable { var status: Int }
         var renders = 0
         #expect(try c.fetch(F.key("a")) { renders += 1; return F.image(10) }.1 == .miss)
         #expect(try c.fetch(F.key("a")) { renders += 1; return F.image(10) }.1 == .hitMemory)
-        #expect(throws: RenderFailure(status: 404, message: "broken 404", outcome: .miss)) {
-            try c.fetch(F.key("b")) { renders += 1; throw Broken(status: 404) }
+        #expect(throws: PipelineFailure(.notFound, "broken 404", outcome: .miss)) {
+            try c.fetch(F.key("b")) { renders += 1; throw PipelineFailure(.notFound, "broken 404") }
         }
-        #expect(throws: RenderFailure(status: 404, message: "broken 404", outcome: .hitMemory)) {
-            try c.fetch(F.key("b")) { renders += 1; throw Broken(status: 404) }
+        #expect(throws: PipelineFailure(.notFound, "broken 404", outcome: .hitMemory)) {
+            try c.fetch(F.key("b")) { renders += 1; throw PipelineFailure(.notFound, "broken 404") }
         }
         #expect(renders == 2)
     }
@@ -57,11 +55,11 @@ struct Broken: Error, Equatable { var status: Int }
         let c = Self.coordinator(root, clock: clock)
         let key = F.key("bad")
         var renders = 0
-        let failing = { () throws -> CachedImage in renders += 1; throw Broken(status: 422) }
-        #expect(throws: RenderFailure(status: 422, message: "broken 422", outcome: .miss)) { try c.fetch(key, render: failing) }
-        #expect(throws: RenderFailure(status: 422, message: "broken 422", outcome: .hitMemory)) { try c.fetch(key, render: failing) }
+        let failing = { () throws -> CachedImage in renders += 1; throw PipelineFailure(.corrupt, "broken 422") }
+        #expect(throws: PipelineFailure(.corrupt, "broken 422", outcome: .miss)) { try c.fetch(key, render: failing) }
+        #expect(throws: PipelineFailure(.corrupt, "broken 422", outcome: .hitMemory)) { try c.fetch(key, render: failing) }
         let other = Self.coordinator(root, clock: clock)
-        #expect(throws: RenderFailure(status: 422, message: "broken 422", outcome: .hitDisk)) { try other.fetch(key, render: failing) }
+        #expect(throws: PipelineFailure(.corrupt, "broken 422", outcome: .hitDisk)) { try other.fetch(key, render: failing) }
         #expect(renders == 1)
         clock.advance(seconds: 10)
         #expect(try c.fetch(key) { renders += 1; return F.image(5) }.1 == .miss)
@@ -74,8 +72,8 @@ struct Broken: Error, Equatable { var status: Int }
         let c = Self.coordinator(root)
         let key = F.key("flaky")
         var renders = 0
-        #expect(throws: Broken(status: 500)) { try c.fetch(key) { renders += 1; throw Broken(status: 500) } }
-        #expect(throws: CocoaError(.fileNoSuchFile)) { try c.fetch(key) { renders += 1; throw CocoaError(.fileNoSuchFile) } }
+        #expect(throws: PipelineFailure(.internal, "broken 500")) { try c.fetch(key) { renders += 1; throw PipelineFailure(.internal, "broken 500") } }
+        #expect(throws: PipelineFailure(.internal, PipelineFailure.internalError, detail: "\(CocoaError(.fileNoSuchFile))")) { try c.fetch(key) { renders += 1; throw CocoaError(.fileNoSuchFile) } }
         #expect(DiskCache(path: root, logger: F.quietLogger).entry(for: key) == nil)
         #expect(try c.fetch(key) { renders += 1; return F.image(5) }.1 == .miss)
         #expect(renders == 3)
@@ -121,26 +119,26 @@ struct Broken: Error, Equatable { var status: Int }
         defer { F.remove(root) }
         let key = F.key("corrupt")
         let started = DispatchSemaphore(value: 0)
-        let holderError = Shared<RenderFailure?>(nil)
+        let holderError = Shared<PipelineFailure?>(nil)
         let join = F.thread {
             do {
                 _ = try Self.coordinator(root).fetch(key) {
                     started.signal()
                     Thread.sleep(forTimeInterval: 0.15)
-                    throw Broken(status: 422)
+                    throw PipelineFailure(.corrupt, "broken 422")
                 }
             } catch {
-                holderError.with { $0 = error as? RenderFailure }
+                holderError.with { $0 = error as? PipelineFailure }
             }
         }
         started.wait()
         var rendered = false
-        #expect(throws: RenderFailure(status: 422, message: "broken 422", outcome: .coalesced)) {
+        #expect(throws: PipelineFailure(.corrupt, "broken 422", outcome: .coalesced)) {
             try Self.coordinator(root).fetch(key) { rendered = true; return F.image(1) }
         }
         join()
         #expect(!rendered)
-        #expect(holderError.get == RenderFailure(status: 422, message: "broken 422", outcome: .miss))
+        #expect(holderError.get == PipelineFailure(.corrupt, "broken 422", outcome: .miss))
     }
 
     @Test func whenTheHolderDiesTheWaiterRendersItself() throws {
@@ -210,7 +208,7 @@ struct Broken: Error, Equatable { var status: Int }
             _ = try? Self.coordinator(root).fetch(key) {
                 started.signal()
                 Thread.sleep(forTimeInterval: 0.1)
-                throw Broken(status: 503)
+                throw PipelineFailure(.internal, "broken 503")
             }
         }
         started.wait()

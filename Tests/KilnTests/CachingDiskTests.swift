@@ -40,8 +40,8 @@ import KilnCore
         let disk = cache(root, now: { clock.milliseconds })
         let key = F.key("bad")
         let expires = clock.milliseconds + 10_000
-        #expect(disk.store(.failure(status: 422, message: "corrupt image: premature end", expires: expires), for: key))
-        #expect(disk.entry(for: key) == .failure(status: 422, message: "corrupt image: premature end", expires: expires))
+        #expect(disk.store(.failure(PipelineFailure(.corrupt, "corrupt image: premature end"), expires: expires), for: key))
+        #expect(disk.entry(for: key) == .failure(PipelineFailure(.corrupt, "corrupt image: premature end"), expires: expires))
         clock.advance(seconds: 10)
         #expect(disk.entry(for: key) == nil)
         // A success replaces the failure atomically.
@@ -137,7 +137,7 @@ import KilnCore
         let before = F.files(under: root)
         let key = F.key("new")
         #expect(!disk.store(.image(F.image(30_000)), for: key))
-        #expect(!disk.store(.failure(status: 404, message: "no", expires: .max), for: F.key("other")))
+        #expect(!disk.store(.failure(PipelineFailure(.notFound, "no"), expires: .max), for: F.key("other")))
         #expect(F.files(under: root) == before)
         #expect(recorder.messages(.warning).count == 1)
         #expect(disk.entry(for: old) == .image(F.image(100)))     // reading still works
@@ -146,7 +146,7 @@ import KilnCore
             return
         }
         // The coordinator still answers, uncached.
-        let coordinator = RenderCoordinator(memory: MemoryCache(countLimit: 0), disk: disk, logger: F.quietLogger, classify: { _ in nil })
+        let coordinator = RenderCoordinator(memory: MemoryCache(countLimit: 0), disk: disk, logger: F.quietLogger)
         let (image, outcome) = try coordinator.fetch(key) { F.image(77) }
         #expect(image == F.image(77) && outcome == .miss)
         #expect(F.files(under: root) == before)
@@ -263,8 +263,8 @@ import KilnCore
         let clock = ManualClock()
         clock.milliseconds = Int64(Date().timeIntervalSince1970 * 1000)
         let disk = cache(root, now: { clock.milliseconds })
-        #expect(disk.store(.failure(status: 404, message: "gone", expires: clock.milliseconds + 10_000), for: F.key("f1")))
-        #expect(disk.store(.failure(status: 404, message: "gone", expires: clock.milliseconds + 60_000), for: F.key("f2")))
+        #expect(disk.store(.failure(PipelineFailure(.notFound, "gone"), expires: clock.milliseconds + 10_000), for: F.key("f1")))
+        #expect(disk.store(.failure(PipelineFailure(.notFound, "gone"), expires: clock.milliseconds + 60_000), for: F.key("f2")))
         #expect(disk.store(.image(F.image(100)), for: F.key("img")))
 
         let old = Int(Date().timeIntervalSince1970) - 3600
@@ -301,7 +301,7 @@ import KilnCore
         let disk = cache(root)
         #expect(disk.store(.image(F.image(100, source: "img/a.jpg")), for: F.key("w:100", source: "img/a.jpg")))
         #expect(disk.store(.image(F.image(200, source: "img/a.jpg")), for: F.key("w:200", source: "img/a.jpg")))
-        #expect(disk.store(.failure(status: 422, message: "bad", expires: .max), for: F.key("w:300", source: "img/a.jpg")))
+        #expect(disk.store(.failure(PipelineFailure(.corrupt, "bad"), expires: .max), for: F.key("w:300", source: "img/a.jpg")))
         #expect(disk.store(.image(F.image(100, source: "img/a.jpg.bak")), for: F.key("w:100", source: "img/a.jpg.bak")))
         #expect(disk.store(.image(F.image(100, source: "b.jpg")), for: F.key("w:100", source: "b.jpg")))
         let purged = disk.purge(sourcePath: "img/a.jpg")

@@ -158,9 +158,9 @@ import KilnCore
         #expect(webp.hex != plain.hex)
         #expect(webp.sourcePath == "x/a.jpg")
         var output = OutputConfiguration()
-        let before = output.cacheFingerprint
+        let before = output.cacheSettings(for: OutputOptions(), outputToken: "source")
         output.jpegQuality = 90
-        #expect(output.cacheFingerprint != before)
+        #expect(output.cacheSettings(for: OutputOptions(), outputToken: "source") != before)
     }
 
     @Test func configurationDefaultsAndParsing() throws {

@@ -106,27 +106,21 @@ final class MemorySource: SourceLoading, @unchecked Sendable {
         let root = F.folder("orig-pipe")
         defer { F.remove(root) }
         let counting = CountingSource(try FileSource(root: Self.corpus, maxFileBytes: 1 << 20))
-        func worker() -> (ImagePipeline, RenderCoordinator) {
+        func worker() -> ImagePipeline {
             let disk = DiskCache(path: root, logger: F.quietLogger)
             let coordinator = RenderCoordinator(memory: MemoryCache(), disk: disk, storesFinal: store != .original,
-                                                logger: F.quietLogger, classify: { _ in nil })
-            let pipeline = ImagePipeline(stages: .standard(source: counting)).keepingOriginals(in: disk, store: store)
-            return (pipeline, coordinator)
+                                                logger: F.quietLogger)
+            return ImagePipeline(stages: .standard(source: counting), cache: coordinator).keepingOriginals(in: disk, store: store)
         }
         let parser = SpecParser()
-        var sizes: [PixelSize] = []
-        for (spec, (pipeline, coordinator)) in [("/w:32/pillow_hopper.jpg", worker()), ("/w:48/pillow_hopper.jpg", worker())] {
+        var bodies: [[UInt8]] = []
+        for (spec, pipeline) in [("/w:32/pillow_hopper.jpg", worker()), ("/w:48/pillow_hopper.jpg", worker())] {
             let request = try parser.parse(spec, isDecoded: true)
-            let identity = try pipeline.stages.source.identity(of: request.sourcePath)
-            let key = CacheKey(request: request, accept: nil, source: identity)
-            let (image, outcome) = try coordinator.fetch(key) {
-                let rendered = try pipeline.render(request)
-                sizes.append(rendered.size)
-                return CachedImage(rendered, sourcePath: request.sourcePath)
-            }
-            #expect(outcome == .miss && image.contentType == "image/jpeg")
+            let result = try pipeline.image(for: request, accept: nil)
+            bodies.append(result.data)
+            #expect(result.outcome == .miss && result.contentType == "image/jpeg")
         }
-        #expect(sizes.map(\.width) == [32, 48])
+        #expect(bodies.count == 2 && bodies[0] != bodies[1])
         #expect(counting.loads.count == (store == .final ? 2 : 1))
         let entries = DiskCache(path: root, logger: F.quietLogger).stats().entries
         #expect(entries == [CacheConfiguration.Store.final: 2, .original: 1, .both: 3][store])

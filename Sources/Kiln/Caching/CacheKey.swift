@@ -9,7 +9,9 @@ public struct CacheKey: Sendable, Hashable {
     /// Bump when the same key would have to give different bytes (a new encoder, a changed
     /// processor) or when the disk entry layout changes: old entries then simply stop matching.
     /// 2: sources with an ICC profile are converted to sRGB.
-    public static let formatVersion = 2
+    /// 3: settings derived from the resolved encode options (`progressive` counted); failures
+    ///    stored as `PipelineFailure` kinds.
+    public static let formatVersion = 3
 
     /// The text the digest is taken of.
     public let text: String
@@ -23,9 +25,9 @@ public struct CacheKey: Sendable, Hashable {
     ///   - outputFormat: the output format as decided before rendering: `jpeg`, `png`, `webp`, or
     ///     `source` when it is the source's format (a function of the source version, which is
     ///     part of the key). `CacheKey.outputToken(_:accept:)` computes it.
-    ///   - source: the source version (`SourceLoading.identity(of:)`, one `stat`).
+    ///   - source: the version of the source bytes (`OpenedSource.identity`, from `fstat`).
     ///   - settings: configuration that changes the bytes for the same URL (quality defaults,
-    ///     WebP method, background): `OutputConfiguration.cacheFingerprint`.
+    ///     WebP method, progressive, background): `OutputConfiguration.cacheSettings(for:outputToken:)`.
     public init(canonicalRequest: String, outputFormat: String, source: SourceIdentity, sourcePath: String,
                 settings: String = "", version: Int = CacheKey.formatVersion) {
         // The request is length-prefixed so that no spelling of it can imitate the fields after it.
@@ -40,6 +42,14 @@ public struct CacheKey: Sendable, Hashable {
                   source: source, sourcePath: request.sourcePath, settings: settings)
     }
 
+    /// The key of `request` rendered with `output`'s defaults: the settings part derived from the
+    /// encode options the encoder would receive (`OutputConfiguration.cacheSettings`).
+    public init(request: ImageRequest, accept: String?, source: SourceIdentity, output: OutputConfiguration) {
+        let token = CacheKey.outputToken(request.output, accept: accept)
+        self.init(canonicalRequest: request.canonical, outputFormat: token, source: source, sourcePath: request.sourcePath,
+                  settings: output.cacheSettings(for: request.output, outputToken: token))
+    }
+
     /// The output format as far as it is known before the source is read: `f:auto` becomes
     /// `webp` or `source` depending on `Accept`, exactly as `OutputOptions.resolvedFormat` decides.
     public static func outputToken(_ options: OutputOptions, accept: String?) -> String {
@@ -50,13 +60,5 @@ public struct CacheKey: Sendable, Hashable {
             if let accept, AcceptHeader(accept).allows("image/webp") { return ImageFormat.webp.rawValue }
             return "source"
         }
-    }
-}
-
-extension OutputConfiguration {
-    /// The settings that change encoded bytes, for `CacheKey(settings:)`: a changed default
-    /// quality must not serve results encoded with the old one.
-    public var cacheFingerprint: String {
-        "jq=\(jpegQuality);wq=\(webpQuality);wm=\(webpMethod);pz=\(pngCompressionLevel);bg=\(background.map { String($0) }.joined(separator: ","))"
     }
 }

@@ -39,30 +39,3 @@ public enum CacheOutcome: String, Sendable, Equatable {
 
     public var headerValue: String { rawValue }
 }
-
-/// A render that failed with a client error (4xx) and is remembered for `cache.negative_ttl`
-/// seconds, so waiters and the next requests get the same answer without rendering again.
-///
-/// `RenderCoordinator.fetch` throws it both when its own render failed that way (`outcome`
-/// `.miss`) and when it found a remembered failure (`.hitMemory`, `.hitDisk`, `.coalesced`).
-public struct RenderFailure: Error, Sendable, Equatable {
-    /// The HTTP status, 400...499.
-    public var status: Int
-    /// The public one-line reason.
-    public var message: String
-    public var outcome: CacheOutcome
-
-    public init(status: Int, message: String, outcome: CacheOutcome) {
-        self.status = status
-        self.message = message
-        self.outcome = outcome
-    }
-}
-
-/// What a disk entry holds: a result, or a remembered failure.
-public enum CacheEntry: Sendable, Equatable {
-    case image(CachedImage)
-    /// A failed render; valid until `expires` (wall clock, milliseconds since the epoch, so that
-    /// all processes agree).
-    case failure(status: Int, message: String, expires: Int64)
-}

@@ -7,8 +7,9 @@ import KilnCore
 /// page cache already holds them); it is what makes remote sources cheap, and it lets every
 /// variant of one source be rendered from one read.
 ///
-/// `identity(of:)` always asks the wrapped loader (one `stat`): a changed source has a new key,
-/// so a stale original is never used. Originals share the disk cache's LRU, size limit and
+/// `open` opens the wrapped source (its `fstat` gives the identity, so a changed source has a new
+/// key and a stale original is never used); `readAll()` then takes the stored original when there
+/// is one, and otherwise reads the wrapped handle and stores what it read: no further `stat`. Originals share the disk cache's LRU, size limit and
 /// `purge(sourcePath:)` with rendered results. Storing is best effort: a full or read-only
 /// cache folder only costs the caching (the disk cache warns once).
 ///
@@ -26,17 +27,13 @@ public final class CachingSource: SourceLoading {
         try wrapped.identity(of: path)
     }
 
+    public func open(_ path: String) throws(LoadError) -> any OpenedSource {
+        OpenedThroughCache(wrapped: try wrapped.open(path), disk: disk)
+    }
+
     public func load(_ path: String) throws(LoadError) -> SourceImage {
-        let identity = try wrapped.identity(of: path)
-        if case .image(let original)? = disk.entry(for: CacheKey.original(sourcePath: path, identity: identity)) {
-            return SourceImage(path: path, data: original.data, identity: identity)
-        }
-        let loaded = try wrapped.load(path)
-        // Keyed by the identity of what was read (the file may have changed since the stat).
-        let entry = CachedImage(data: loaded.data, contentType: CachingSource.contentType, etag: "",
-                                lastModified: loaded.identity.mtimeSeconds, sourcePath: path)
-        disk.store(.image(entry), for: CacheKey.original(sourcePath: path, identity: loaded.identity))
-        return loaded
+        let opened = try open(path)
+        return SourceImage(path: path, data: try opened.readAll(), identity: opened.identity)
     }
 
     /// The content type recorded in original entries (the pipeline sniffs the bytes anyway).
@@ -60,6 +57,31 @@ extension ImagePipeline {
         guard let disk, store != .final else { return self }
         var stages = self.stages
         stages.source = CachingSource(wrapping: stages.source, disk: disk)
-        return ImagePipeline(stages: stages, limits: limits, output: output)
+        return ImagePipeline(stages: stages, limits: limits, output: output, cache: cache)
+    }
+}
+
+/// A source opened through `CachingSource`: the wrapped handle's identity; the stored original's
+/// bytes when the disk cache has them, else the handle's, stored on the way.
+final class OpenedThroughCache: OpenedSource {
+    let wrapped: any OpenedSource
+    let disk: any DataCaching
+
+    init(wrapped: any OpenedSource, disk: any DataCaching) {
+        self.wrapped = wrapped
+        self.disk = disk
+    }
+
+    var path: String { wrapped.path }
+    var identity: SourceIdentity { wrapped.identity }
+
+    func readAll() throws(LoadError) -> [UInt8] {
+        let key = CacheKey.original(sourcePath: path, identity: identity)
+        if case .image(let original)? = disk.entry(for: key) { return original.data }
+        let data = try wrapped.readAll()
+        let entry = CachedImage(data: data, contentType: CachingSource.contentType, etag: "",
+                                lastModified: identity.mtimeSeconds, sourcePath: path)
+        disk.store(.image(entry), for: key)
+        return data
     }
 }

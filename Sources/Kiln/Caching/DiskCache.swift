@@ -6,65 +6,8 @@ import Darwin
 import KilnCore
 import Logging
 
-/// A cache of entries shared by processes through the file system (Nuke's `DataCaching`), and
-/// the place where they agree who renders a key.
-public protocol DataCaching: AnyObject {
-    /// The entry for `key`, nil when missing, unreadable, corrupt (then removed) or an expired failure.
-    func entry(for key: CacheKey) -> CacheEntry?
-    /// Stores atomically; false (after logging) when it could not, leaving nothing behind.
-    @discardableResult func store(_ entry: CacheEntry, for key: CacheKey) -> Bool
-    func removeEntry(for key: CacheKey)
-    /// An exclusive lock on `key` across processes, waiting up to `timeout` seconds for its holder.
-    func lock(_ key: CacheKey, timeout: Double) -> LockResult
-    /// A cheap check after stores; sweeps when enough was written since the last sweep.
-    @discardableResult func maybeSweep() -> SweepStats?
-}
-
-/// The answer of `DataCaching.lock`.
-public enum LockResult {
-    /// Held; `waited` when another process held it first.
-    case acquired(RenderLock, waited: Bool)
-    /// Another process held it for the whole timeout.
-    case timedOut
-    /// Locks cannot be taken (folder not writable): go on without.
-    case unavailable
-}
-
-/// An exclusive `flock` on a key's lock file. The kernel releases it when the process dies, so a
-/// killed holder never blocks others; `release()` (or deinit) removes the file and unlocks.
-///
-/// Lock files are removed while locked, so a waiter may end up holding a lock on a file that is no
-/// longer linked: `DiskCache.lock` only returns after checking (after locking) that the path still
-/// names the file it locked, and retries otherwise. The holder of a verified lock is therefore the
-/// only one allowed to remove the path, which keeps that check valid.
-public final class RenderLock {
-    let fd: Int32
-    let path: String
-    public private(set) var isHeld = true
-
-    init(fd: Int32, path: String) {
-        self.fd = fd
-        self.path = path
-    }
-
-    public func release() {
-        guard isHeld else { return }
-        isHeld = false
-        unlink(path)
-        close(fd)
-    }
-
-    /// What the kernel does when the holder is killed: the lock goes, the file stays.
-    func abandon() {
-        guard isHeld else { return }
-        isHeld = false
-        close(fd)
-    }
-
-    deinit { release() }
-}
-
-/// The disk cache: one file per entry, named by the key's SHA-256 in 256 fan-out folders.
+/// The disk cache (`DataCaching`, and `RenderLocking` by `flock`): one file per entry, named by the
+/// key's SHA-256 in 256 fan-out folders.
 ///
 /// ```
 /// <path>/ab/abcd…(64 hex)        entries (EntryCodec: header + body)
@@ -83,7 +26,7 @@ public final class RenderLock {
 /// Access is recorded in the entry's mtime, at most once per `touchInterval` per entry
 /// (`futimens` on hits whose mtime is older); the sweep evicts by mtime.
 /// Not thread-safe: one instance per process.
-public final class DiskCache: DataCaching {
+public final class DiskCache: DataCaching, RenderLocking {
     public let path: String
     /// Disk usage of the entries (allocated blocks, as `du` counts) above which a sweep evicts.
     public let sizeLimit: Int
@@ -162,7 +105,7 @@ public final class DiskCache: DataCaching {
             }
             if header.kind == EntryCodec.kindFailure {
                 guard header.expires == 0 || header.expires > now() else { return nil }
-                return .failure(status: header.status, message: header.message, expires: header.expires)
+                return .failure(PipelineFailure(header.failureKind, header.message), expires: header.expires)
             }
             if now() / 1000 - Int64(st.st_mtim.tv_sec) >= touchInterval { futimens(fd, nil) }
             return .image(CachedImage(data: body, contentType: header.contentType, etag: header.etag,

@@ -2,8 +2,8 @@
 ///
 /// ```
 /// 0  "KLNC"                      magic
-/// 4  UInt16 version (1)          6  UInt8 kind (1 image, 2 failure)   7  UInt8 0
-/// 8  UInt32 header size          12 UInt16 HTTP status (failures)     14 UInt16 0
+/// 4  UInt16 version (2)          6  UInt8 kind (1 image, 2 failure)   7  UInt8 0
+/// 8  UInt32 header size          12 UInt16 failure kind (`PipelineFailure.Kind.code`)     14 UInt16 0
 /// 16 UInt64 body size
 /// 24 Int64 Last-Modified seconds
 /// 32 Int64 expiry, wall-clock milliseconds (0: never)
@@ -14,7 +14,7 @@
 /// the file size (a truncated file fails here), the key text and the checksum.
 enum EntryCodec {
     static let magic: [UInt8] = Array("KLNC".utf8)
-    static let version: UInt16 = 1
+    static let version: UInt16 = 2
     static let kindImage: UInt8 = 1
     static let kindFailure: UInt8 = 2
     static let fixedSize = 40
@@ -25,7 +25,7 @@ enum EntryCodec {
 
     struct Header {
         var kind: UInt8
-        var status: Int
+        var failureCode: UInt16
         var headerSize: Int
         var bodySize: Int
         var lastModified: Int64
@@ -36,6 +36,9 @@ enum EntryCodec {
         var sourcePath: String
         var message: String
         var checksum: UInt64
+
+        /// The stored failure kind; an unknown code (a newer writer) reads as internal.
+        var failureKind: PipelineFailure.Kind { PipelineFailure.Kind(rawValue: failureCode) ?? .internal }
     }
 
     enum Parsed {
@@ -46,7 +49,7 @@ enum EntryCodec {
     }
 
     static func encodeHeader(_ entry: CacheEntry, key: CacheKey, body: [UInt8]) -> [UInt8] {
-        var kind = kindImage, status = 0, lastModified: Int64 = 0, expires: Int64 = 0
+        var kind = kindImage, failureCode: UInt16 = 0, lastModified: Int64 = 0, expires: Int64 = 0
         var contentType = "", etag = "", sourcePath = key.sourcePath, message = ""
         switch entry {
         case .image(let image):
@@ -54,10 +57,10 @@ enum EntryCodec {
             etag = image.etag
             lastModified = image.lastModified
             sourcePath = image.sourcePath
-        case let .failure(s, m, e):
+        case let .failure(failure, e):
             kind = kindFailure
-            status = s
-            message = String(decoding: m.utf8.prefix(maximumMessageBytes), as: UTF8.self)
+            failureCode = failure.kind.code
+            message = String(decoding: failure.message.utf8.prefix(maximumMessageBytes), as: UTF8.self)
             expires = e
         }
         let strings = [key.text, contentType, etag, sourcePath, message]
@@ -69,7 +72,7 @@ enum EntryCodec {
         out.append(kind)
         out.append(0)
         append(&out, UInt64(size), bytes: 4)
-        append(&out, UInt64(UInt16(clamping: status)), bytes: 2)
+        append(&out, UInt64(failureCode), bytes: 2)
         append(&out, 0, bytes: 2)
         append(&out, UInt64(body.count), bytes: 8)
         append(&out, UInt64(bitPattern: lastModified), bytes: 8)
@@ -112,7 +115,7 @@ enum EntryCodec {
             offset += n
         }
         guard offset == headerSize - 8 else { return .corrupt("header size does not match its strings") }
-        return .header(Header(kind: kind, status: Int(read(bytes, 12, 2)), headerSize: headerSize, bodySize: Int(bodySize),
+        return .header(Header(kind: kind, failureCode: UInt16(read(bytes, 12, 2)), headerSize: headerSize, bodySize: Int(bodySize),
                               lastModified: Int64(bitPattern: read(bytes, 24, 8)), expires: Int64(bitPattern: read(bytes, 32, 8)),
                               key: strings[0], contentType: strings[1], etag: strings[2], sourcePath: strings[3],
                               message: strings[4], checksum: read(bytes, headerSize - 8, 8)))

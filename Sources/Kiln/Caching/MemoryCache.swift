@@ -1,12 +1,5 @@
 import KilnCore
 
-/// A cache of rendered results in the memory of one process (Nuke's `ImageCaching`).
-public protocol ImageCaching: AnyObject {
-    /// Reading counts as a use; assigning nil removes.
-    subscript(key: CacheKey) -> CachedImage? { get set }
-    func removeAll()
-}
-
 /// A least-recently-used memory cache bounded by total cost (encoded bytes), entry count and age
 /// (Nuke's `ImageCache`: `costLimit`, `countLimit`, `ttl`, `entryCostLimit`).
 ///

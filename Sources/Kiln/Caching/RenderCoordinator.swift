@@ -3,72 +3,74 @@ import Logging
 
 /// One render for many requests: memory → disk → lock → disk again → render → disk + memory.
 ///
-/// A request that finds neither cache takes the key's render lock. Requests for the same key in
-/// other processes wait for it (up to `lockTimeout`) and then read the entry the holder wrote
-/// (`COALESCED`). A render that fails with a client error is stored as a short-lived negative
-/// entry, so the waiters and the next requests get the same error without rendering; a server
-/// error (5xx) is not remembered, and the next waiter renders itself. A holder killed with
-/// SIGKILL loses its lock with its life, and the next waiter renders.
+/// A request that finds neither cache takes the key's render lock (`RenderLocking`, the disk
+/// cache by default). Requests for the same key in other processes wait for it (up to
+/// `lockTimeout`) and then read the entry the holder wrote (`COALESCED`). A render that fails in a
+/// way every later request would too (`PipelineFailure.Kind.isRememberable`: not found, corrupt,
+/// too large…) is stored as a short-lived negative entry, so the waiters and the next requests
+/// get the same failure without rendering; an internal failure is not remembered, and the next
+/// waiter renders itself. A holder killed with SIGKILL loses its lock with its life, and the next
+/// waiter renders.
 ///
+/// Every failure leaves as a `PipelineFailure`; a remembered one says where it came from (`outcome`).
 /// Without a disk cache there are no locks: memory → render → memory.
-/// Not thread-safe: one per worker process.
+/// Not thread-safe: one per worker process. `ImagePipeline` owns one.
 public final class RenderCoordinator {
     public let memory: any ImageCaching
     public let disk: (any DataCaching)?
+    /// Who renders a key; nil renders without coordination.
+    public let locks: (any RenderLocking)?
     /// Seconds to wait for another process rendering the same key.
     public let lockTimeout: Double
-    /// Seconds a client-error failure is remembered; 0 remembers none.
+    /// Seconds a rememberable failure is remembered; 0 remembers none.
     public let negativeTTL: Double
     /// Whether rendered results are written to disk (`cache.store` is not `original`).
     public let storesFinal: Bool
     let logger: Logger
-    let classify: (any Error) -> (status: Int, message: String)?
     let now: () -> Int64
     /// Failures remembered by this process (hex → failure), so a bad URL costs no file read.
-    private var failures: [String: (status: Int, message: String, expires: Int64)] = [:]
+    private var failures: [String: (failure: PipelineFailure, expires: Int64)] = [:]
     private static let failureMemoLimit = 512
 
-    /// - Parameter classify: which render errors may be remembered, as an HTTP status and public
-    ///   message (the handler's error mapping). Only 4xx are remembered; nil or 5xx rethrows the
-    ///   error unchanged and nothing is stored.
-    public init(memory: any ImageCaching, disk: (any DataCaching)?, lockTimeout: Double = 10, negativeTTL: Double = 10,
+    /// - Parameter locks: the render lock; by default the disk cache when it is one (`DiskCache`).
+    public init(memory: any ImageCaching, disk: (any DataCaching)?, locks: (any RenderLocking)? = nil,
+                lockTimeout: Double = 10, negativeTTL: Double = 10,
                 storesFinal: Bool = true, logger: Logger,
-                now: @escaping () -> Int64 = DiskCache.wallClockMilliseconds,
-                classify: @escaping (any Error) -> (status: Int, message: String)?) {
+                now: @escaping () -> Int64 = DiskCache.wallClockMilliseconds) {
         self.memory = memory
         self.disk = disk
+        self.locks = locks ?? (disk as? any RenderLocking)
         self.lockTimeout = lockTimeout
         self.negativeTTL = negativeTTL
         self.storesFinal = storesFinal
         self.logger = logger
         self.now = now
-        self.classify = classify
     }
 
     /// The caches of a configuration: a `MemoryCache`, and a `DiskCache` when `disk_path` is set.
-    /// With `store = original` or `both`, give `disk` to `ImagePipeline.keepingOriginals` too.
-    public convenience init(_ configuration: CacheConfiguration, logger: Logger,
-                            classify: @escaping (any Error) -> (status: Int, message: String)?) {
+    public convenience init(_ configuration: CacheConfiguration, logger: Logger) {
         self.init(memory: MemoryCache(configuration), disk: DiskCache(configuration, logger: logger),
                   lockTimeout: configuration.lockTimeout, negativeTTL: configuration.negativeTTL,
-                  storesFinal: configuration.storesFinal, logger: logger, classify: classify)
+                  storesFinal: configuration.storesFinal, logger: logger)
     }
 
     /// The result for `key`, from a cache or from `render` (called at most once, and only when no
     /// cache has the key and no other process rendered it meanwhile).
     ///
-    /// Throws `RenderFailure` for a remembered or newly remembered client error, otherwise
-    /// whatever `render` threw.
-    public func fetch(_ key: CacheKey, render: () throws -> CachedImage) throws -> (CachedImage, CacheOutcome) {
+    /// Throws a `PipelineFailure` (any error of `render` is converted): with `outcome` when it
+    /// was remembered (`.miss` when this render's failure was just stored), without when it is
+    /// not remembered (internal failures, `negativeTTL` 0).
+    public func fetch(_ key: CacheKey, render: () throws -> CachedImage) throws(PipelineFailure) -> (CachedImage, CacheOutcome) {
         if let image = memory[key] { return (image, .hitMemory) }
         if let f = failures[key.hex] {
-            if f.expires > now() { throw RenderFailure(status: f.status, message: f.message, outcome: .hitMemory) }
+            if f.expires > now() { throw f.failure.with(outcome: .hitMemory) }
             failures[key.hex] = nil
         }
         guard let disk else { return try renderAndStore(key, render) }
         if let hit = try lookUp(key, in: disk, outcome: .hitDisk) { return hit }
+        guard let locks else { return try renderAndStore(key, render) }
 
-        switch disk.lock(key, timeout: lockTimeout) {
+        switch locks.lock(key, timeout: lockTimeout) {
         case let .acquired(lock, waited):
             defer { lock.release() }
             // Another process may have finished between the first look and the lock.
@@ -88,41 +90,44 @@ public final class RenderCoordinator {
     @discardableResult
     public func maybeSweep() -> SweepStats? { disk?.maybeSweep() }
 
-    private func lookUp(_ key: CacheKey, in disk: any DataCaching, outcome: CacheOutcome) throws -> (CachedImage, CacheOutcome)? {
+    private func lookUp(_ key: CacheKey, in disk: any DataCaching, outcome: CacheOutcome) throws(PipelineFailure) -> (CachedImage, CacheOutcome)? {
         switch disk.entry(for: key) {
         case nil:
             return nil
         case .image(let image)?:
             memory[key] = image
             return (image, outcome)
-        case let .failure(status, message, expires)?:
-            remember(key, status: status, message: message, expires: expires)
-            throw RenderFailure(status: status, message: message, outcome: outcome)
+        case let .failure(failure, expires)?:
+            remember(key, failure, expires: expires)
+            throw failure.with(outcome: outcome)
         }
     }
 
-    private func renderAndStore(_ key: CacheKey, _ render: () throws -> CachedImage) throws -> (CachedImage, CacheOutcome) {
+    private func renderAndStore(_ key: CacheKey, _ render: () throws -> CachedImage) throws(PipelineFailure) -> (CachedImage, CacheOutcome) {
         let image: CachedImage
         do {
             image = try render()
         } catch {
-            guard negativeTTL > 0, let c = classify(error), (400...499).contains(c.status) else { throw error }
+            // Not remembered: no outcome, as nothing about it involves the caches.
+            let failure = PipelineFailure(error)
+            guard negativeTTL > 0, failure.kind.isRememberable else { throw failure }
             let expires = now() + Int64(negativeTTL * 1000)
-            disk?.store(.failure(status: c.status, message: c.message, expires: expires), for: key)
-            remember(key, status: c.status, message: c.message, expires: expires)
-            throw RenderFailure(status: c.status, message: c.message, outcome: .miss)
+            let stored = PipelineFailure(failure.kind, failure.message)
+            disk?.store(.failure(stored, expires: expires), for: key)
+            remember(key, stored, expires: expires)
+            throw failure.with(outcome: .miss)
         }
         if storesFinal { disk?.store(.image(image), for: key) }
         memory[key] = image
         return (image, .miss)
     }
 
-    private func remember(_ key: CacheKey, status: Int, message: String, expires: Int64) {
+    private func remember(_ key: CacheKey, _ failure: PipelineFailure, expires: Int64) {
         if failures.count >= RenderCoordinator.failureMemoLimit {
             let t = now()
             failures = failures.filter { $0.value.expires > t }
             if failures.count >= RenderCoordinator.failureMemoLimit { failures.removeAll() }
         }
-        failures[key.hex] = (status, message, expires)
+        failures[key.hex] = (failure, expires)
     }
 }

@@ -7,8 +7,9 @@ import KilnCore
 
 /// Loads sources from a folder, never from outside it.
 ///
-/// The path from the URL has no `.`/`..` segments (the parser refuses them); symlinks are
-/// resolved with `realpath` and the result must still lie under the root's real path.
+/// The path from the URL has no `.`/`..` segments (the parser's `PathDecoding` refuses them);
+/// symlinks are resolved and the result must still lie under the root's real path
+/// (`RootConfinement`, in `Security/` with the other guards).
 public struct FileSource: SourceLoading {
     /// The root's real path (symlinks resolved), without a trailing slash.
     public let root: String
@@ -16,7 +17,7 @@ public struct FileSource: SourceLoading {
 
     /// Fails when the root does not exist or is not a folder (checked at start-up).
     public init(root: String, maxFileBytes: Int) throws(LoadError) {
-        guard let real = FileSource.realPath(root) else { throw .notFound("root folder \(root) does not exist") }
+        guard let real = RootConfinement.realPath(root) else { throw .notFound("root folder \(root) does not exist") }
         var st = stat()
         guard stat(real, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
             throw .notFound("root \(root) is not a folder")
@@ -25,16 +26,9 @@ public struct FileSource: SourceLoading {
         self.maxFileBytes = maxFileBytes
     }
 
-    /// Resolves a root-relative path to a real path under the root.
+    /// Resolves a root-relative path to a real path under the root (`RootConfinement`).
     func resolve(_ path: String) throws(LoadError) -> String {
-        let joined = root + "/" + path
-        guard let real = FileSource.realPath(joined) else {
-            let code = errno
-            if code == EACCES { throw .forbidden("permission denied") }
-            throw .notFound("no source at \(path)")
-        }
-        guard real.hasPrefix(root + "/") else { throw .forbidden("source path leaves the root") }
-        return real
+        try RootConfinement(root: root).resolve(path)
     }
 
     public func identity(of path: String) throws(LoadError) -> SourceIdentity {
@@ -44,41 +38,39 @@ public struct FileSource: SourceLoading {
         return try FileSource.identity(st, path: path)
     }
 
-    public func load(_ path: String) throws(LoadError) -> SourceImage {
+    /// `realpath`, `open` (no symlink at the last step), `fstat`: the identity of what will be read.
+    public func open(_ path: String) throws(LoadError) -> any OpenedSource {
         let real = try resolve(path)
-        let fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        #if canImport(Glibc)
+        let fd = Glibc.open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        #else
+        let fd = Darwin.open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        #endif
         guard fd >= 0 else {
             if errno == EACCES { throw .forbidden("permission denied") }
             throw .notFound("no source at \(path)")
         }
-        defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw .io("cannot stat \(path)") }
-        let identity = try FileSource.identity(st, path: path)
-        guard identity.size <= maxFileBytes else {
-            throw .tooLarge("source is \(identity.size) bytes, over the limit of \(maxFileBytes)")
+        guard fstat(fd, &st) == 0 else {
+            close(fd)
+            throw .io("cannot stat \(path)")
         }
-        var data = [UInt8](repeating: 0, count: identity.size)
-        var filled = 0
-        while filled < data.count {
-            let n = data.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
-            filled += n
+        do {
+            return OpenedFile(fd: fd, path: path, identity: try FileSource.identity(st, path: path), maxFileBytes: maxFileBytes)
+        } catch {
+            close(fd)
+            throw error
         }
-        if filled < data.count { data.removeSubrange(filled...) }
-        return SourceImage(path: path, data: data, identity: identity)
+    }
+
+    public func load(_ path: String) throws(LoadError) -> SourceImage {
+        let opened = try open(path)
+        return SourceImage(path: path, data: try opened.readAll(), identity: opened.identity)
     }
 
     static func identity(_ st: stat, path: String) throws(LoadError) -> SourceIdentity {
         guard (st.st_mode & S_IFMT) == S_IFREG else { throw .notFound("\(path) is not a file") }
         let mtime = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
         return SourceIdentity(size: Int(st.st_size), mtimeNanoseconds: mtime, inode: UInt64(st.st_ino))
-    }
-
-    static func realPath(_ path: String) -> String? {
-        guard let p = realpath(path, nil) else { return nil }
-        defer { free(p) }
-        return String(cString: p)
     }
 }

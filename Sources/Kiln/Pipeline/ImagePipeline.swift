@@ -1,87 +1,83 @@
 import KilnCore
 
-/// Runs one request through the stages: load → sniff → header and limits → decode (shrinking on
-/// load when a resize comes first) → convert to sRGB → orient → processors in URL order → flatten → encode.
+/// Answers image requests (Nuke's `ImagePipeline`): looks in the memory cache, the disk cache,
+/// takes the render lock, renders and stores. Owns its caches (`RenderCoordinator`: an
+/// `ImageCaching`, a `DataCaching`, a `RenderLocking`); without them every request renders.
+///
+/// Stages: request → cache key (from the opened source's identity) → caches → read the same
+/// handle → sniff → decode → process → encode → caches → result. A source is opened once per
+/// request; a hit costs one `open` + `fstat`.
 ///
 /// Synchronous and single-threaded by design: a worker process runs one request at a time.
 public final class ImagePipeline {
     public let stages: PipelineStages
     public let limits: LimitsConfiguration
     public let output: OutputConfiguration
+    /// The caches and render locks; nil renders every request.
+    public let cache: RenderCoordinator?
 
-    public init(stages: PipelineStages, limits: LimitsConfiguration = .init(), output: OutputConfiguration = .init()) {
+    public init(stages: PipelineStages, limits: LimitsConfiguration = .init(), output: OutputConfiguration = .init(),
+                cache: RenderCoordinator? = nil) {
         self.stages = stages
         self.limits = limits
         self.output = output
+        self.cache = cache
     }
 
-    /// Renders `request`; `accept` is the client's `Accept` header (for `f:auto`).
-    /// Throws `LoadError`, `PipelineError`, `DecodeError`, `ProcessingError` or `EncodeError`.
-    public func render(_ request: ImageRequest, accept: String? = nil) throws -> RenderedImage {
+    /// The image for `request` from a cache or a render; `accept` is the client's `Accept`
+    /// header (for `f:auto`). Every failure, fresh or remembered, is a `PipelineFailure`; one the
+    /// caches remember carries its `outcome` (`X-Cache`).
+    public func image(for request: ImageRequest, accept: String?) throws(PipelineFailure) -> PipelineResult {
         var timeline = Timeline()
-        let source = try stages.source.load(request.sourcePath)
-        timeline.mark("load")
-
-        let sniffed = stages.sniffer.sniff(source.data)
-        guard let format = sniffed.format else { throw PipelineError.unsupportedType(sniffed.mimeType) }
-        timeline.mark("sniff")
-
-        let decoder = stages.decoder(format)
-        var header = try decoder.readHeader(source.data)
-        let orientation = header.orientation
-        if !request.autorotate { header.orientation = 1 }
-        let decodeLimits = limits.decodeLimits
-        try decodeLimits.check(header)
-        let options = DecodeOptions(minimumSize: ImagePipeline.minimumDecodeSize(for: request, header: header),
-                                    limits: decodeLimits)
-        let decoded = try decoder.decode(source.data, options: options)
-        timeline.mark("decode")
-
-        var image = decoded.buffer
-        if let profile = decoded.iccProfile {
-            image = stages.colorConverter.convertToSRGB(image, profile: profile)
-            timeline.mark("colour")
+        let opened: any OpenedSource
+        do {
+            opened = try stages.source.open(request.sourcePath)
+        } catch {
+            throw PipelineFailure(error)
         }
-        if request.autorotate && orientation != 1 { image = stages.orient(image, orientation) }
-        var logical = header.displayedSize
-        for operation in request.operations {
-            let context = ProcessingContext(logicalSize: logical, maxOutputPixels: limits.maxOutputPixels)
-            image = try stages.processor(operation).process(image, context: context)
-            logical = image.size
+        guard let cache else {
+            do {
+                let rendered = try render(request, from: opened, accept: accept)
+                return PipelineResult(image: CachedImage(rendered, sourcePath: request.sourcePath),
+                                      outcome: .miss, timeline: rendered.timeline)
+            } catch {
+                throw PipelineFailure(error)
+            }
         }
-        let outputFormat = request.output.resolvedFormat(source: format, accept: accept)
-        if image.hasAlpha && !outputFormat.supportsAlpha {
-            image = stages.flatten(image, request.output.background?.bytes ?? output.background)
+        let key = cacheKey(for: request, accept: accept, source: opened.identity)
+        timeline.mark("key")
+        var renderTimeline: Timeline?
+        let started = Timeline.now()
+        let (image, outcome) = try cache.fetch(key) {
+            let rendered = try render(request, from: opened, accept: accept)
+            renderTimeline = rendered.timeline
+            return CachedImage(rendered, sourcePath: request.sourcePath)
         }
-        timeline.mark("process")
-
-        let encodeOptions = output.encodeOptions(format: outputFormat, request: request.output, metadata: decoded.metadata)
-        let data = try stages.encoder(outputFormat).encode(image, options: encodeOptions)
-        timeline.mark("encode")
-        return RenderedImage(data: data, format: outputFormat, sourceIdentity: source.identity,
-                             size: image.size, timeline: timeline)
+        let elapsed = Double(Timeline.now() - started) / 1_000_000
+        if let renderTimeline {
+            for phase in renderTimeline.phases { timeline.add(phase.name, milliseconds: phase.milliseconds) }
+            timeline.add("store", milliseconds: max(0, elapsed - renderTimeline.totalMilliseconds))
+        } else {
+            timeline.add(outcome == .coalesced ? "wait" : "cache", milliseconds: elapsed)
+        }
+        return PipelineResult(image: image, outcome: outcome, timeline: timeline)
     }
 
-    /// Shrink-on-load keeps at least this many decoded pixels per output pixel on each axis.
-    /// DCT scaling blurs a little more than Lanczos does; when the scaled decode is barely larger
-    /// than the output (1920 → 960 for 800 wide), SSIM against a full decode fell to 0.980. With
-    /// 1.25 such cases decode one step larger, which costs little: 1/2 and 1/4 DCT scaling save
-    /// only 5–20 % of the decode (NOTES), while the 1/8 cases that save most keep their factor.
-    static let shrinkOnLoadMargin = 1.25
-
-    /// The smallest stored size that still covers what the leading resize needs (shrink-on-load),
-    /// nil when the first operation is not a resize or nothing would be gained.
-    static func minimumDecodeSize(for request: ImageRequest, header: ImageHeader) -> PixelSize? {
-        guard let resize = request.leadingResize else { return nil }
-        let displayed = header.displayedSize
-        let plan = ResizePlan(options: resize, source: displayed)
-        // Output pixels per source pixel on each axis; the decoded image must keep at least that.
-        let fx = Double(plan.output.width) / plan.sourceWidth
-        let fy = Double(plan.output.height) / plan.sourceHeight
-        let m = shrinkOnLoadMargin
-        let needed = PixelSize(width: min(displayed.width, Int((Double(displayed.width) * fx * m).rounded(.up))),
-                               height: min(displayed.height, Int((Double(displayed.height) * fy * m).rounded(.up))))
-        guard needed.width < displayed.width || needed.height < displayed.height else { return nil }
-        return header.orientation >= 5 ? needed.transposed : needed
+    /// The version of `request`'s source (one `stat`, nothing read): for `If-Modified-Since`.
+    public func sourceVersion(for request: ImageRequest) throws(PipelineFailure) -> SourceIdentity {
+        do {
+            return try stages.source.identity(of: request.sourcePath)
+        } catch {
+            throw PipelineFailure(error)
+        }
     }
+
+    /// The cache key of `request` for a client sending `accept`, with `source` the version read.
+    public func cacheKey(for request: ImageRequest, accept: String?, source: SourceIdentity) -> CacheKey {
+        CacheKey(request: request, accept: accept, source: source, output: output)
+    }
+
+    /// Sweeps the disk cache when this process wrote enough; call it after the response is sent.
+    @discardableResult
+    public func afterResponse() -> SweepStats? { cache?.maybeSweep() }
 }

@@ -1,5 +1,6 @@
 import KilnCore
 import KilnProcessing
+import Logging
 
 /// Every setting the pipeline reads, validated together at start-up, and the custom processors
 /// the build registered (their names are URL options).
@@ -40,6 +41,16 @@ public struct PipelineConfiguration: Sendable {
             throw .invalid(key: "source.root", value: source.root, expected: "an existing folder", origin: "")
         }
         return ImagePipeline(stages: .standard(source: files, processors: ProcessorFactory(registry: processors)), limits: limits, output: output)
+    }
+
+    /// The standard pipeline over `source.root` with the caches of `cache` (a memory cache, and a
+    /// disk cache with render locks when `disk_path` is set); sources go through the disk cache
+    /// when `cache.store` keeps originals.
+    public func makePipeline(cache: CacheConfiguration, logger: Logger) throws(ConfigError) -> ImagePipeline {
+        let plain = try makePipeline()
+        let coordinator = RenderCoordinator(cache, logger: logger)
+        return ImagePipeline(stages: plain.stages, limits: limits, output: output, cache: coordinator)
+            .keepingOriginals(in: coordinator.disk, store: cache.store)
     }
 
     /// The parser with this configuration's limits and presets.

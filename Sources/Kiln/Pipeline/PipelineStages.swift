@@ -1,35 +1,33 @@
 import KilnCore
 
 /// The replaceable parts of the pipeline (Nuke's pipeline configuration): who loads, sniffs,
-/// decodes, colour-converts, processes and encodes. `PipelineStages.default` wires the libjpeg-turbo, libpng,
-/// libwebp and libmagic implementations; tests and custom builds swap single stages.
+/// decodes, colour-converts, orients, processes, flattens and encodes. Every stage is a protocol
+/// (`Seams/`); `PipelineStages.standard` wires the libjpeg-turbo, libpng, libwebp, libmagic and
+/// KilnProcessing implementations; tests and custom builds swap single stages.
 public struct PipelineStages {
     public var source: any SourceLoading
     public var sniffer: any TypeSniffing
-    public var decoder: (ImageFormat) -> any ImageDecoding
-    public var encoder: (ImageFormat) -> any ImageEncoding
-    public var processor: (Operation) -> any ImageProcessing
+    public var decoders: any ImageDecoderProviding
+    public var encoders: any ImageEncoderProviding
+    public var processors: any ProcessorProviding
     /// Converts decoded pixels from their embedded ICC profile to sRGB (outputs carry no profile).
     public var colorConverter: any ColorConverting
     /// Applies EXIF orientation 1...8 to stored pixels.
-    public var orient: (PixelBuffer, Int) -> PixelBuffer
+    public var orienter: any Orienting
     /// Composites RGBA onto an opaque RGB background, for formats without alpha.
-    public var flatten: (PixelBuffer, [UInt8]) -> PixelBuffer
+    public var flattener: any Flattening
 
     public init(source: any SourceLoading, sniffer: any TypeSniffing,
-                decoder: @escaping (ImageFormat) -> any ImageDecoding,
-                encoder: @escaping (ImageFormat) -> any ImageEncoding,
-                processor: @escaping (Operation) -> any ImageProcessing,
-                colorConverter: any ColorConverting,
-                orient: @escaping (PixelBuffer, Int) -> PixelBuffer,
-                flatten: @escaping (PixelBuffer, [UInt8]) -> PixelBuffer) {
+                decoders: any ImageDecoderProviding, encoders: any ImageEncoderProviding,
+                processors: any ProcessorProviding, colorConverter: any ColorConverting,
+                orienter: any Orienting, flattener: any Flattening) {
         self.source = source
         self.sniffer = sniffer
-        self.decoder = decoder
-        self.encoder = encoder
-        self.processor = processor
+        self.decoders = decoders
+        self.encoders = encoders
+        self.processors = processors
         self.colorConverter = colorConverter
-        self.orient = orient
-        self.flatten = flatten
+        self.orienter = orienter
+        self.flattener = flattener
     }
 }

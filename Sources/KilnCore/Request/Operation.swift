@@ -37,6 +37,20 @@ public enum Operation: Sendable, Hashable {
     /// A processor registered by name in a custom build (see `CustomOperation`).
     case custom(CustomOperation)
 
+    /// The one identifier of this step, and the `identifier` of the processor that carries it out
+    /// (`KilnProcessing` spells none of its own; `ProcessorFactoryTests` checks every operation):
+    /// `canonical`, plus what the step takes from elsewhere in the URL (the colour `pad` takes
+    /// from `bg:`), so that two different steps never share an identifier.
+    public var identifier: String {
+        switch self {
+        case .pad(let p): canonical + (p.background.map { ":bg:\($0)" } ?? "")
+        default: canonical
+        }
+    }
+
+    /// The step as the URL spells it (it parses back to the same step): its part of
+    /// `ImageRequest.canonical`, the cache key's request. Options that apply to several steps
+    /// (`bg:`) are spelled once, with the output options.
     public var canonical: String {
         switch self {
         case .resize(let r): r.canonical

@@ -28,6 +28,16 @@ public struct EncodeOptions: Sendable, Equatable {
         self.iccProfile = iccProfile
         self.metadata = metadata
     }
+
+    /// Every setting that changes the encoded bytes, in a fixed order, e.g.
+    /// `jpeg;q=80;pg=0;ll=0;wm=2;pz=6;icc=0;md=0`: the encoder part of cache keys. `md` says
+    /// whether metadata is kept (`strip:0`), `icc` whether a profile is embedded; the bytes of
+    /// either come from the source, whose version is in the key already.
+    /// A new field must be added here (`EncodeOptionsTests` checks that every field counts).
+    public var canonical: String {
+        "\(format.rawValue);q=\(quality);pg=\(progressive ? 1 : 0);ll=\(lossless ? 1 : 0);wm=\(webpMethod);"
+            + "pz=\(pngCompressionLevel);icc=\(iccProfile == nil ? 0 : 1);md=\(metadata == nil ? 0 : 1)"
+    }
 }
 
 /// Why an encoder failed (a bug or resource problem, never the client's fault).

@@ -40,9 +40,47 @@ public enum LoadError: Error, Equatable, Sendable {
     case io(String)
 }
 
+/// One opened source version: its identity comes from the handle (`fstat`), and `readAll()`
+/// reads from the same handle, so the bytes are those of that identity even when the file is
+/// replaced meanwhile. The handle is closed when the value goes away.
+public protocol OpenedSource: AnyObject {
+    /// The root-relative path it was opened by.
+    var path: String { get }
+    var identity: SourceIdentity { get }
+    /// All the bytes (checks the loader's size limit first).
+    func readAll() throws(LoadError) -> [UInt8]
+}
+
 /// Loads sources by root-relative path. The default is `FileSource` in `Kiln`.
+///
+/// The pipeline calls `open` once per request: the cache key takes the opened identity, and a
+/// miss reads from the same handle.
 public protocol SourceLoading {
-    /// Only the identity (a `stat`), for cache lookups that may avoid reading the file.
+    /// Only the identity (a `stat`), for decisions that never read the file (`If-Modified-Since`).
     func identity(of path: String) throws(LoadError) -> SourceIdentity
+    /// Opens one version of the source without reading it.
+    func open(_ path: String) throws(LoadError) -> any OpenedSource
     func load(_ path: String) throws(LoadError) -> SourceImage
+}
+
+extension SourceLoading {
+    /// For loaders without handles: the identity from `identity(of:)`, the bytes from `load`.
+    public func open(_ path: String) throws(LoadError) -> any OpenedSource {
+        StatThenLoad(loader: self, path: path, identity: try identity(of: path))
+    }
+}
+
+/// `SourceLoading.open` of loaders without handles.
+final class StatThenLoad: OpenedSource {
+    let loader: any SourceLoading
+    let path: String
+    let identity: SourceIdentity
+
+    init(loader: any SourceLoading, path: String, identity: SourceIdentity) {
+        self.loader = loader
+        self.path = path
+        self.identity = identity
+    }
+
+    func readAll() throws(LoadError) -> [UInt8] { try loader.load(path).data }
 }

@@ -29,34 +29,34 @@ public struct ColorFilter: ImageProcessing, Sendable, Hashable {
     static let luma = ColorMatrix.luma
 
     public static let grayscale = ColorFilter(
-        matrix: ColorMatrix(rows: [luma, luma, luma]), identifier: Operation.grayscale.canonical)
+        matrix: ColorMatrix(rows: [luma, luma, luma]), identifier: Operation.grayscale.identifier)
 
     public static let sepia = ColorFilter(
         matrix: ColorMatrix(rows: [[0.393, 0.769, 0.189], [0.349, 0.686, 0.168], [0.272, 0.534, 0.131]]),
-        identifier: Operation.sepia.canonical)
+        identifier: Operation.sepia.identifier)
 
     public static func tint(_ colour: RGBColor) -> ColorFilter {
         let c = colour.bytes.map { Float($0) / 255 }
         return ColorFilter(matrix: ColorMatrix(rows: c.map { k in luma.map { k * $0 } }),
-                           identifier: Operation.tint(colour).canonical)
+                           identifier: Operation.tint(colour).identifier)
     }
 
     public static func brightness(_ k: Int) -> ColorFilter {
         let o = 2.55 * Float(k)
         return ColorFilter(matrix: ColorMatrix(rows: ColorMatrix.identity.rows, offset: [o, o, o]),
-                           identifier: Operation.brightness(k).canonical)
+                           identifier: Operation.brightness(k).identifier)
     }
 
     public static func contrast(_ k: Int) -> ColorFilter {
         let f: Float = k <= 0 ? 1 + Float(k) / 100 : 1 + 3 * Float(k) / 100
         let o = 128 * (1 - f)
         return ColorFilter(matrix: ColorMatrix(rows: [[f, 0, 0], [0, f, 0], [0, 0, f]], offset: [o, o, o]),
-                           identifier: Operation.contrast(k).canonical)
+                           identifier: Operation.contrast(k).identifier)
     }
 
     public static func saturation(_ k: Int) -> ColorFilter {
         let f = 1 + Float(k) / 100
         let rows = (0..<3).map { i in (0..<3).map { j in (1 - f) * luma[j] + (i == j ? f : 0) } }
-        return ColorFilter(matrix: ColorMatrix(rows: rows), identifier: Operation.saturation(k).canonical)
+        return ColorFilter(matrix: ColorMatrix(rows: rows), identifier: Operation.saturation(k).identifier)
     }
 }

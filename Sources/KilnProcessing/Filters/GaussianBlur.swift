@@ -20,7 +20,7 @@ public struct GaussianBlur: ImageProcessing, Sendable, Hashable {
         self.sigma = sigma
     }
 
-    public var identifier: String { Operation.blur(sigma: sigma).canonical }
+    public var identifier: String { Operation.blur(sigma: sigma).identifier }
 
     public func process(_ image: PixelBuffer, context: ProcessingContext) throws(ProcessingError) -> PixelBuffer {
         guard sigma.isFinite, sigma > 0 else {

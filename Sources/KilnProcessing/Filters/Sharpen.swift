@@ -15,7 +15,7 @@ public struct Sharpen: ImageProcessing, Sendable, Hashable {
         self.sigma = sigma
     }
 
-    public var identifier: String { Operation.sharpen(sigma: sigma).canonical }
+    public var identifier: String { Operation.sharpen(sigma: sigma).identifier }
 
     public func process(_ image: PixelBuffer, context: ProcessingContext) throws(ProcessingError) -> PixelBuffer {
         guard sigma.isFinite, sigma > 0 else {

@@ -15,7 +15,7 @@ public struct Crop: ImageProcessing, Sendable, Hashable {
         self.options = options
     }
 
-    public var identifier: String { options.canonical }
+    public var identifier: String { Operation.crop(options).identifier }
 
     public func process(_ image: PixelBuffer, context: ProcessingContext) throws(ProcessingError) -> PixelBuffer {
         guard image.width > 0, image.height > 0 else {

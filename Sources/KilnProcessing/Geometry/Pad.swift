@@ -13,9 +13,7 @@ public struct Pad: ImageProcessing, Sendable, Hashable {
         self.padding = padding
     }
 
-    public var identifier: String {
-        Operation.pad(padding).canonical + (padding.background.map { ":bg:\($0)" } ?? "")
-    }
+    public var identifier: String { Operation.pad(padding).identifier }
 
     public func process(_ image: PixelBuffer, context: ProcessingContext) throws(ProcessingError) -> PixelBuffer {
         let p = padding

@@ -8,7 +8,7 @@ public struct Rotate: ImageProcessing, Sendable, Hashable {
         self.rotation = rotation
     }
 
-    public var identifier: String { Operation.rotate(degrees: rotation.rawValue).canonical }
+    public var identifier: String { Operation.rotate(degrees: rotation.rawValue).identifier }
 
     public func process(_ image: PixelBuffer, context: ProcessingContext) throws(ProcessingError) -> PixelBuffer {
         PixelTransform.rotate(image, by: rotation)
@@ -23,7 +23,7 @@ public struct Flip: ImageProcessing, Sendable, Hashable {
         self.direction = direction
     }
 
-    public var identifier: String { Operation.flip(direction).canonical }
+    public var identifier: String { Operation.flip(direction).identifier }
 
     public func process(_ image: PixelBuffer, context: ProcessingContext) throws(ProcessingError) -> PixelBuffer {
         switch direction {

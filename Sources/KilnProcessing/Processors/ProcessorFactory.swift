@@ -33,7 +33,7 @@ public struct ProcessorFactory: Sendable {
             if let rotation = Rotation(rawValue: degrees) {
                 Rotate(rotation)
             } else {
-                Refused(identifier: operation.canonical,
+                Refused(identifier: operation.identifier,
                         error: .invalidArgument(option: "rotate", reason: "angle must be 90, 180 or 270"))
             }
         case .flip(let direction): Flip(direction)

@@ -19,7 +19,7 @@ public struct Resize: ImageProcessing, Sendable, Hashable {
     }
 
     /// The canonical URL segment of the operation, e.g. `rs:300:200:fill`.
-    public var identifier: String { Operation.resize(options).canonical }
+    public var identifier: String { Operation.resize(options).identifier }
 
     /// The plan for `input` in the input's own pixel coordinates.
     /// `anchor` overrides the gravity's (fractions of the free space; `smart` passes the one it found).

@@ -55,7 +55,7 @@ public struct RoundedCorners: ImageProcessing, Sendable, Hashable {
         self.radius = radius
     }
 
-    public var identifier: String { Operation.rounded(radius: radius).canonical }
+    public var identifier: String { Operation.rounded(radius: radius).identifier }
 
     public func process(_ image: PixelBuffer, context: ProcessingContext) throws(ProcessingError) -> PixelBuffer {
         guard radius >= 1 else {
@@ -77,7 +77,7 @@ public struct Circle: ImageProcessing, Sendable, Hashable {
         self.background = background
     }
 
-    public var identifier: String { Operation.circle(background: background).canonical }
+    public var identifier: String { Operation.circle(background: background).identifier }
 
     public func process(_ image: PixelBuffer, context: ProcessingContext) throws(ProcessingError) -> PixelBuffer {
         guard image.pixelCount > 0 else { return image }

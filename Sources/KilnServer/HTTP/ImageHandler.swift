@@ -2,31 +2,24 @@ import Kiln
 import KilnCore
 import Logging
 
-/// Answers image requests: parse the spec, fetch the result from the caches or render it through
-/// the pipeline (one render per variant across processes), add caching headers, honour
-/// conditional requests, map every error to a short text answer.
+/// Answers image requests: parse the spec, ask the pipeline (which owns the caches), add caching
+/// headers, honour conditional requests, map every error (`ErrorMapping`) to a short text answer.
 public final class ImageHandler: RequestHandling {
     let pipeline: ImagePipeline
     let parser: SpecParser
     let http: HTTPConfiguration
-    let cache: RenderCoordinator?
     let logger: Logger
-    /// The encoder settings part of every cache key, computed once.
-    let settingsFingerprint: String
 
-    public init(pipeline: ImagePipeline, parser: SpecParser, http: HTTPConfiguration,
-                cache: RenderCoordinator? = nil, logger: Logger) {
+    public init(pipeline: ImagePipeline, parser: SpecParser, http: HTTPConfiguration, logger: Logger) {
         self.pipeline = pipeline
         self.parser = parser
         self.http = http
-        self.cache = cache
         self.logger = logger
-        self.settingsFingerprint = pipeline.output.cacheFingerprint
     }
 
     /// Sweeps the disk cache when this worker wrote enough; called after the answer is sent.
     public func afterResponse() {
-        cache?.maybeSweep()
+        pipeline.afterResponse()
     }
 
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
@@ -39,73 +32,42 @@ public final class ImageHandler: RequestHandling {
             let (path, decoded) = request.specPath
             let imageRequest = try parser.parse(path, isDecoded: decoded)
             if let notModified = try notModifiedBySource(imageRequest, request) { return notModified }
-            let (image, outcome, timeline) = try fetch(imageRequest, accept: request.headers["accept"])
-            return response(for: image, outcome: outcome, timeline: timeline, imageRequest, request)
-        } catch let failure as RenderFailure {
-            logger.info("\(failure.status) \(request.uri): \(failure.message) (\(failure.outcome.headerValue))")
-            var r = errorResponse(failure.status, failure.message)
-            r.headers.append(("X-Cache", failure.outcome.headerValue))
-            return r
+            let result = try pipeline.image(for: imageRequest, accept: request.headers["accept"])
+            return response(for: result, imageRequest, request)
         } catch {
             let mapped = ErrorMapping.map(error)
             let level: Logger.Level = mapped.status >= 500 ? .error : .info
-            logger.log(level: level, "\(mapped.status) \(request.uri): \(mapped.message)")
-            return errorResponse(mapped.status, mapped.message)
+            let cache = mapped.outcome.map { " (\($0.headerValue))" } ?? ""
+            logger.log(level: level, "\(mapped.status) \(request.uri): \(mapped.logMessage)\(cache)")
+            var r = errorResponse(mapped.status, mapped.message)
+            if let outcome = mapped.outcome { r.headers.append(("X-Cache", outcome.headerValue)) }
+            return r
         }
-    }
-
-    /// The encoded result from a cache or a render, where it came from, and the phases it took.
-    func fetch(_ imageRequest: ImageRequest, accept: String?) throws -> (CachedImage, CacheOutcome, Timeline) {
-        var timeline = Timeline()
-        guard let cache else {
-            let rendered = try pipeline.render(imageRequest, accept: accept)
-            return (CachedImage(rendered, sourcePath: imageRequest.sourcePath), .miss, rendered.timeline)
-        }
-        let identity = try pipeline.stages.source.identity(of: imageRequest.sourcePath)
-        let key = CacheKey(request: imageRequest, accept: accept, source: identity,
-                           settings: settingsFingerprint)
-        timeline.mark("key")
-        var renderTimeline: Timeline?
-        let started = Timeline.now()
-        let (image, outcome) = try cache.fetch(key) {
-            let rendered = try pipeline.render(imageRequest, accept: accept)
-            renderTimeline = rendered.timeline
-            return CachedImage(rendered, sourcePath: imageRequest.sourcePath)
-        }
-        let elapsed = Double(Timeline.now() - started) / 1_000_000
-        if let renderTimeline {
-            for phase in renderTimeline.phases { timeline.add(phase.name, milliseconds: phase.milliseconds) }
-            timeline.add("store", milliseconds: max(0, elapsed - renderTimeline.totalMilliseconds))
-        } else {
-            timeline.add(outcome == .coalesced ? "wait" : "cache", milliseconds: elapsed)
-        }
-        return (image, outcome, timeline)
     }
 
     /// `If-Modified-Since` without `If-None-Match`: a `stat` decides, no render.
     func notModifiedBySource(_ imageRequest: ImageRequest, _ request: HTTPRequest) throws -> HTTPResponse? {
         guard request.headers["if-none-match"] == nil,
               let ims = request.headers["if-modified-since"].flatMap(HTTPDate.parse) else { return nil }
-        let identity = try pipeline.stages.source.identity(of: imageRequest.sourcePath)
-        guard identity.mtimeSeconds <= ims else { return nil }
+        let version = try pipeline.sourceVersion(for: imageRequest)
+        guard version.mtimeSeconds <= ims else { return nil }
         var headers = [("Cache-Control", http.cacheControl),
-                       ("Last-Modified", HTTPDate.format(secondsSinceEpoch: identity.mtimeSeconds))]
+                       ("Last-Modified", HTTPDate.format(secondsSinceEpoch: version.mtimeSeconds))]
         if imageRequest.output.format == .auto { headers.append(("Vary", "Accept")) }
         return HTTPResponse(status: 304, headers: headers)
     }
 
-    func response(for image: CachedImage, outcome: CacheOutcome, timeline: Timeline,
-                  _ imageRequest: ImageRequest, _ request: HTTPRequest) -> HTTPResponse {
+    func response(for image: PipelineResult, _ imageRequest: ImageRequest, _ request: HTTPRequest) -> HTTPResponse {
         var headers: [(String, String)] = [
             ("Content-Type", image.contentType),
             ("Content-Length", String(image.data.count)),
             ("Cache-Control", http.cacheControl),
             ("ETag", image.etag),
             ("Last-Modified", HTTPDate.format(secondsSinceEpoch: image.lastModified)),
-            ("X-Cache", outcome.headerValue),
+            ("X-Cache", image.outcome.headerValue),
         ]
         if imageRequest.output.format == .auto { headers.append(("Vary", "Accept")) }
-        if http.serverTiming { headers.append(("Server-Timing", timeline.serverTimingHeader)) }
+        if http.serverTiming { headers.append(("Server-Timing", image.timeline.serverTimingHeader)) }
         if let inm = request.headers["if-none-match"], ImageHandler.matches(inm, etag: image.etag) {
             headers.removeAll { $0.0 == "Content-Type" || $0.0 == "Content-Length" }
             return HTTPResponse(status: 304, headers: headers)

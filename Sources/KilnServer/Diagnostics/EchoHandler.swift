@@ -1,14 +1,16 @@
 import Glibc
-import KilnServer
 
-// Test instrumentation for the process layer, off by default: `debug.echo_handler = true` makes
-// every worker answer with its PID instead of rendering, so the master/worker tests (respawn,
-// reload, drain, recycle) can use requests of an exact duration. Never enable it in production.
-
+/// Test instrumentation for the process layer, off by default: `debug.echo_handler = true` makes
+/// every worker answer with its PID instead of rendering, so the master/worker tests (respawn,
+/// reload, drain, recycle) and `scripts/bench` can use requests of an exact duration. Never enable
+/// it in production.
+///
 /// Answers `200 text/plain "kiln worker <pid>: <uri>"`. For tests of the process layer: a URI with
 /// `sleep=<ms>` (or just `sleep`: 2000 ms) answers after that long; `bytes=<n>` pads the body to n bytes.
-struct EchoHandler: RequestHandling {
-    func handle(_ request: HTTPRequest) -> HTTPResponse {
+public struct EchoHandler: RequestHandling {
+    public init() {}
+
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
         if request.uri.contains("sleep") {
             EchoHandler.sleep(milliseconds: EchoHandler.number(after: "sleep=", in: request.uri) ?? 2000)
         }

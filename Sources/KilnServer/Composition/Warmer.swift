@@ -1,6 +1,5 @@
 import Glibc
 import KilnCore
-import KilnServer
 import Logging
 
 /// Renders a list of URL paths into the disk cache with a few threads, each with its own image
@@ -12,24 +11,25 @@ import Logging
 /// variant for clients that do not accept WebP): the same URL grammar, keys and caches as the
 /// server. `X-Cache: MISS` means rendered here; any other value means it was on disk already
 /// (or another process rendered it while this one waited).
-final class Warmer: @unchecked Sendable {
-    enum Outcome: Sendable {
+public final class Warmer: @unchecked Sendable {
+    public enum Outcome: Sendable, Equatable {
         case rendered
         case skipped
         case failed(String)
     }
 
-    struct Tally: Sendable {
-        var rendered = 0
-        var skipped = 0
-        var failed = 0
+    public struct Tally: Sendable {
+        public var rendered = 0
+        public var skipped = 0
+        public var failed = 0
         /// The first failures in the order of the list: path and a one-line reason.
-        var failures: [(path: String, reason: String)] = []
-        var done: Int { rendered + skipped + failed }
+        public var failures: [(path: String, reason: String)] = []
+        public var done: Int { rendered + skipped + failed }
     }
 
     let paths: [String]
-    let configuration: KilnConfiguration
+    /// Makes one handler per thread (`HandlerFactory.makeImageHandler`).
+    let makeHandler: @Sendable () throws -> ImageHandler
     let logger: Logger
     /// Called (under the lock) after every path, with the tally so far.
     let onProgress: @Sendable (Tally) -> Void
@@ -40,9 +40,10 @@ final class Warmer: @unchecked Sendable {
     private var tally = Tally()
     private var failureIndex: [Int] = []
 
-    init(paths: [String], configuration: KilnConfiguration, logger: Logger, onProgress: @escaping @Sendable (Tally) -> Void) {
+    public init(paths: [String], logger: Logger, makeHandler: @escaping @Sendable () throws -> ImageHandler,
+                onProgress: @escaping @Sendable (Tally) -> Void) {
         self.paths = paths
-        self.configuration = configuration
+        self.makeHandler = makeHandler
         self.logger = logger
         self.onProgress = onProgress
         pthread_mutex_init(mutex, nil)
@@ -54,7 +55,7 @@ final class Warmer: @unchecked Sendable {
     }
 
     /// Runs `jobs` threads until every path is done; returns the tally.
-    func run(jobs: Int) -> Tally {
+    public func run(jobs: Int) -> Tally {
         var threads: [pthread_t] = []
         for _ in 0..<max(1, min(jobs, paths.count)) {
             let box = Unmanaged.passRetained(ThreadBody { [self] in self.work() }).toOpaque()
@@ -78,7 +79,7 @@ final class Warmer: @unchecked Sendable {
     private func work() {
         let handler: ImageHandler
         do {
-            handler = try HandlerFactory.makeImageHandler(configuration, logger)
+            handler = try makeHandler()
         } catch {
             logger.error("kiln warm: cannot build the pipeline: \(error)")
             while let i = take() { record(i, .failed("pipeline unavailable: \(error)")) }
@@ -89,7 +90,7 @@ final class Warmer: @unchecked Sendable {
         }
     }
 
-    static func warm(_ path: String, with handler: ImageHandler) -> Outcome {
+    public static func warm(_ path: String, with handler: ImageHandler) -> Outcome {
         let response = handler.handle(HTTPRequest(method: "GET", uri: path))
         handler.afterResponse()
         guard response.status == 200 else {

@@ -1,0 +1,29 @@
+import KilnCodecs
+import KilnCore
+import KilnProcessing
+
+/// The codecs of `KilnCodecs` as the decode and encode stages (`Codecs` lookups; the codecs are
+/// stateless values).
+public struct CodecRegistry: ImageDecoderProviding, ImageEncoderProviding, Sendable {
+    public init() {}
+    public func decoder(for format: ImageFormat) -> any ImageDecoding { Codecs.decoder(for: format) }
+    public func encoder(for format: ImageFormat) -> any ImageEncoding { Codecs.encoder(for: format) }
+}
+
+extension ProcessorFactory: ProcessorProviding {}
+
+/// EXIF orientation with `KilnProcessing.Orientation`.
+public struct ExifOrienter: Orienting, Sendable {
+    public init() {}
+    public func orient(_ image: PixelBuffer, exifOrientation: Int) -> PixelBuffer {
+        Orientation(exifValue: exifOrientation).apply(to: image)
+    }
+}
+
+/// Flattening with `KilnProcessing.Flatten`.
+public struct Flattener: Flattening, Sendable {
+    public init() {}
+    public func flatten(_ image: PixelBuffer, onto background: RGBColor) -> PixelBuffer {
+        Flatten(background).apply(to: image)
+    }
+}

@@ -1,0 +1,82 @@
+import KilnCore
+
+extension ImagePipeline {
+    /// Renders `request` without the caches, reading the source once; `accept` is the client's
+    /// `Accept` header (for `f:auto`). Throws `LoadError`, `PipelineError`, `DecodeError`,
+    /// `ProcessingError` or `EncodeError`.
+    public func render(_ request: ImageRequest, accept: String? = nil) throws -> RenderedImage {
+        let opened = try stages.source.open(request.sourcePath)
+        return try render(request, from: opened, accept: accept)
+    }
+
+    /// Renders `request` from an opened source: read → sniff → header and limits → decode
+    /// (shrinking on load when a resize comes first) → convert to sRGB → orient → processors in
+    /// URL order → flatten → encode.
+    public func render(_ request: ImageRequest, from opened: any OpenedSource, accept: String? = nil) throws -> RenderedImage {
+        var timeline = Timeline()
+        let data = try opened.readAll()
+        timeline.mark("load")
+
+        let sniffed = stages.sniffer.sniff(data)
+        guard let format = sniffed.format else { throw PipelineError.unsupportedType(sniffed.mimeType) }
+        timeline.mark("sniff")
+
+        let decoder = stages.decoders.decoder(for: format)
+        var header = try decoder.readHeader(data)
+        let orientation = header.orientation
+        if !request.autorotate { header.orientation = 1 }
+        let decodeLimits = limits.decodeLimits
+        try decodeLimits.check(header)
+        let options = DecodeOptions(minimumSize: ImagePipeline.minimumDecodeSize(for: request, header: header),
+                                    limits: decodeLimits)
+        let decoded = try decoder.decode(data, options: options)
+        timeline.mark("decode")
+
+        var image = decoded.buffer
+        if let profile = decoded.iccProfile {
+            image = stages.colorConverter.convertToSRGB(image, profile: profile)
+            timeline.mark("colour")
+        }
+        if request.autorotate && orientation != 1 { image = stages.orienter.orient(image, exifOrientation: orientation) }
+        var logical = header.displayedSize
+        for operation in request.operations {
+            let context = ProcessingContext(logicalSize: logical, maxOutputPixels: limits.maxOutputPixels)
+            image = try stages.processors.processor(for: operation).process(image, context: context)
+            logical = image.size
+        }
+        let outputFormat = request.output.resolvedFormat(source: format, accept: accept)
+        if image.hasAlpha && !outputFormat.supportsAlpha {
+            image = stages.flattener.flatten(image, onto: output.flattenBackground(for: request.output))
+        }
+        timeline.mark("process")
+
+        let encodeOptions = output.encodeOptions(format: outputFormat, request: request.output, metadata: decoded.metadata)
+        let encoded = try stages.encoders.encoder(for: outputFormat).encode(image, options: encodeOptions)
+        timeline.mark("encode")
+        return RenderedImage(data: encoded, format: outputFormat, sourceIdentity: opened.identity,
+                             size: image.size, timeline: timeline)
+    }
+
+    /// Shrink-on-load keeps at least this many decoded pixels per output pixel on each axis.
+    /// DCT scaling blurs a little more than Lanczos does; when the scaled decode is barely larger
+    /// than the output (1920 → 960 for 800 wide), SSIM against a full decode fell to 0.980. With
+    /// 1.25 such cases decode one step larger, which costs little: 1/2 and 1/4 DCT scaling save
+    /// only 5–20 % of the decode (NOTES), while the 1/8 cases that save most keep their factor.
+    static let shrinkOnLoadMargin = 1.25
+
+    /// The smallest stored size that still covers what the leading resize needs (shrink-on-load),
+    /// nil when the first operation is not a resize or nothing would be gained.
+    static func minimumDecodeSize(for request: ImageRequest, header: ImageHeader) -> PixelSize? {
+        guard let resize = request.leadingResize else { return nil }
+        let displayed = header.displayedSize
+        let plan = ResizePlan(options: resize, source: displayed)
+        // Output pixels per source pixel on each axis; the decoded image must keep at least that.
+        let fx = Double(plan.output.width) / plan.sourceWidth
+        let fy = Double(plan.output.height) / plan.sourceHeight
+        let m = shrinkOnLoadMargin
+        let needed = PixelSize(width: min(displayed.width, Int((Double(displayed.width) * fx * m).rounded(.up))),
+                               height: min(displayed.height, Int((Double(displayed.height) * fy * m).rounded(.up))))
+        guard needed.width < displayed.width || needed.height < displayed.height else { return nil }
+        return header.orientation >= 5 ? needed.transposed : needed
+    }
+}

@@ -1,0 +1,66 @@
+import Kiln
+import KilnCore
+import KilnProcessing
+import Logging
+
+/// The composition root of a worker: builds what it serves with from typed configuration (the
+/// standard pipeline, which owns its caches, behind the `ImageHandler`), with the custom
+/// processors of the build.
+public struct HandlerFactory: Sendable {
+    /// Custom processors (`Sources/kiln/CustomProcessors.swift` in the standard build).
+    public var processors: ProcessorRegistry
+
+    public init(processors: ProcessorRegistry = ProcessorRegistry()) {
+        self.processors = processors
+    }
+
+    /// Runs in the master before any worker starts (and on SIGHUP): throw to refuse the settings
+    /// (a missing root, a bad preset).
+    public func validate(_ configuration: KilnConfiguration) throws(ConfigError) {
+        _ = try configuration.pipeline(processors: processors).makePipeline()
+    }
+
+    /// Runs once in each worker, with the master's validated values: the image handler, or the
+    /// echo handler of the process tests when `debug.echo_handler` is on.
+    public func makeHandler(_ values: ConfigValues, _ logger: Logger) throws -> any RequestHandling {
+        let configuration = try KilnConfiguration(values)
+        if configuration.debug.echoHandler {
+            logger.warning("\(DebugConfiguration.Key.echoHandler.key) is on: answering with the worker PID, not rendering")
+            return EchoHandler()
+        }
+        return try makeImageHandler(configuration, logger)
+    }
+
+    /// `makeImageHandler(pipeline:cache:http:logger:)` with the sections of `configuration`.
+    public func makeImageHandler(_ configuration: KilnConfiguration, _ logger: Logger) throws -> ImageHandler {
+        try makeImageHandler(pipeline: configuration.pipeline(processors: processors),
+                             cache: configuration.cache, http: configuration.http, logger: logger)
+    }
+
+    /// The image handler of a worker, also used by `kiln warm` (one per thread): the standard
+    /// pipeline with its caches; sources go through the disk cache when `cache.store` keeps originals.
+    public func makeImageHandler(pipeline: PipelineConfiguration, cache: CacheConfiguration,
+                                 http: HTTPConfiguration, logger: Logger) throws -> ImageHandler {
+        ImageHandler(pipeline: try pipeline.makePipeline(cache: cache, logger: logger),
+                     parser: pipeline.parser, http: http, logger: logger)
+    }
+
+    /// `kiln process input spec output`: renders one file with the pipeline, without a server or
+    /// caches. The input's folder is the root; without `f:` in the spec the output path's
+    /// extension picks the format. Throws `ConfigError` or whatever the parser and pipeline throw.
+    public func render(file input: String, spec: String, outputPath: String,
+                       configuration: PipelineConfiguration) throws -> RenderedImage {
+        var configuration = configuration
+        let slash = input.lastIndex(of: "/")
+        let folder = slash.map { String(input[..<$0]) } ?? "."
+        let name = slash.map { String(input[input.index(after: $0)...]) } ?? input
+        configuration.source.root = folder.isEmpty ? "/" : folder
+        let trimmed = spec == "-" ? "" : spec.split(separator: "/").joined(separator: "/")
+        var request = try configuration.parser.parse("/" + (trimmed.isEmpty ? "" : trimmed + "/") + "-/" + name, isDecoded: true)
+        if request.output.format == .source, let ext = outputPath.split(separator: ".").last,
+           let format = ImageFormat(fileExtension: String(ext)) {
+            request.output.format = .format(format)
+        }
+        return try configuration.makePipeline().render(request)
+    }
+}

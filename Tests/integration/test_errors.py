@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from kilntest import assert_plain_error, fcgi_params, fcgi_request
+from fcgiclient import fcgi_params, fcgi_request
+from helpers import assert_plain_error
 
 PASSWD_MARK = b"root:x:0:0"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from kilntest import LIMIT_CONN, PHOTO_12MP
+from helpers import LIMIT_CONN, PHOTO_12MP
 
 SLOW = f"/rs:300:300/q:80/f:jpeg/{PHOTO_12MP}"
 

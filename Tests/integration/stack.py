@@ -3,6 +3,7 @@ tests, and the process helpers it uses."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess

@@ -3,6 +3,7 @@ import PackageDescription
 
 // Layering (C stays at the edges):
 //   CFastCGI CTurboJPEG CPNG CWebP CMagic CLcms2 CKilnShims   system libraries + fixed-arity C shims
+//   KilnSystem      POSIX plumbing: read-all / write-all, atomic file writes, errno text, sleeps, clocks
 //   KilnCore        request model, spec parser, PixelBuffer, seams (protocols), errors; no C
 //   KilnCodecs      decoders, encoders, type sniffing: the only core target that sees C pointers
 //   KilnProcessing  resampler and processors over PixelBuffer; no C
@@ -37,7 +38,9 @@ let package = Package(
         .systemLibrary(name: "CLcms2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         .target(name: "CKilnShims", dependencies: ["CPNG"]),
 
+        .target(name: "KilnSystem"),
         .target(name: "KilnCore", dependencies: [
+            "KilnSystem",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .target(name: "KilnCodecs", dependencies: [
@@ -45,11 +48,11 @@ let package = Package(
         ]),
         .target(name: "KilnProcessing", dependencies: ["KilnCore"]),
         .target(name: "Kiln", dependencies: [
-            "KilnCore", "KilnCodecs", "KilnProcessing",
+            "KilnCore", "KilnCodecs", "KilnProcessing", "KilnSystem",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "KilnServer", dependencies: [
-            "Kiln", "CFastCGI", "CKilnShims",
+            "Kiln", "KilnCodecs", "KilnSystem", "CFastCGI", "CKilnShims",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "kiln", dependencies: [
@@ -58,6 +61,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        .testTarget(name: "KilnSystemTests", dependencies: ["KilnSystem"]),
         .testTarget(name: "KilnCoreTests", dependencies: ["KilnCore"]),
         .testTarget(name: "KilnCodecsTests", dependencies: ["KilnCodecs"]),
         .testTarget(name: "KilnProcessingTests", dependencies: ["KilnProcessing"]),

@@ -5,7 +5,14 @@ import KilnCore
 ///
 /// Not thread-safe: a libmagic cookie must not be used from two threads at once, so this class
 /// is deliberately not `Sendable`. Make one per worker process (workers are single-threaded) and
-/// keep it: the database is loaded lazily on the first `sniff` (a few milliseconds) and reused.
+/// keep it: the database is loaded once, when the sniffer is made (a few milliseconds).
+///
+/// The database is libmagic's default (`magic_load(cookie, NULL)`), which honours the `MAGIC`
+/// environment variable. A sniffer without its database would call every file
+/// "application/octet-stream", so every request would become a 415; instead making one fails:
+/// `load(maxBytes:)` throws `MagicSniffer.DatabaseError`, `init(maxBytes:)` stops the process
+/// with that error's message, and a worker calls `checkDatabase()` first thing, so it logs the
+/// error and exits non-zero instead of starting (the master's crash-loop guard takes over).
 ///
 /// Only the first `maxBytes` (64 KiB by default) are examined: JPEG, PNG and WebP are known from
 /// their first bytes, and text or SVG from the first few hundred; the cap bounds the cost of
@@ -13,22 +20,43 @@ import KilnCore
 public final class MagicSniffer: TypeSniffing {
     /// How many leading bytes are given to libmagic.
     public let maxBytes: Int
-    private var cookie: magic_t?
-    private var loadFailed = false
+    private let cookie: magic_t
 
-    public init(maxBytes: Int = 64 * 1024) {
+    private init(maxBytes: Int, cookie: magic_t) {
         self.maxBytes = max(maxBytes, 16)
+        self.cookie = cookie
+    }
+
+    /// Opens libmagic and loads its database; throws when either fails.
+    public static func load(maxBytes: Int = 64 * 1024) throws(DatabaseError) -> MagicSniffer {
+        MagicSniffer(maxBytes: maxBytes, cookie: try openCookie())
+    }
+
+    /// Opens libmagic and loads its database; a database that does not load stops the process
+    /// with the reason (`fatalError`). Use `load(maxBytes:)` where the error can be reported.
+    public convenience init(maxBytes: Int = 64 * 1024) {
+        let cookie: magic_t
+        do {
+            cookie = try Self.openCookie()
+        } catch {
+            fatalError("\(error)")
+        }
+        self.init(maxBytes: maxBytes, cookie: cookie)
     }
 
     deinit {
-        if let cookie { magic_close(cookie) }
+        magic_close(cookie)
+    }
+
+    /// Loads libmagic's database once and throws if it cannot: for a worker's start-up check.
+    public static func checkDatabase() throws(DatabaseError) {
+        magic_close(try openCookie())
     }
 
     /// The MIME type of `data`: "application/x-empty" for no bytes, "application/octet-stream" when
-    /// libmagic cannot tell (or its database failed to load, see `isAvailable`).
+    /// libmagic cannot tell.
     public func sniff(_ data: [UInt8]) -> SniffResult {
         guard !data.isEmpty else { return SniffResult(mimeType: "application/x-empty") }
-        guard let cookie = loadedCookie() else { return SniffResult(mimeType: "application/octet-stream") }
         let type = data.withUnsafeBytes { bytes -> String? in
             guard let result = magic_buffer(cookie, bytes.baseAddress, min(bytes.count, maxBytes)) else { return nil }
             return String(cString: result)
@@ -36,23 +64,15 @@ public final class MagicSniffer: TypeSniffing {
         return SniffResult(mimeType: type ?? "application/octet-stream")
     }
 
-    /// Whether libmagic's database is loaded (loads it on first use). A worker can check this at
-    /// start-up: without the database every request would be refused as an unknown type.
-    public var isAvailable: Bool { loadedCookie() != nil }
-
-    private func loadedCookie() -> magic_t? {
-        if let cookie { return cookie }
-        guard !loadFailed else { return nil }
+    private static func openCookie() throws(DatabaseError) -> magic_t {
         guard let opened = magic_open(MAGIC_MIME_TYPE) else {
-            loadFailed = true
-            return nil
+            throw DatabaseError(reason: "magic_open failed")
         }
         guard magic_load(opened, nil) == 0 else {
+            let reason = magic_error(opened).map { String(cString: $0) } ?? "magic_load failed"
             magic_close(opened)
-            loadFailed = true
-            return nil
+            throw DatabaseError(reason: reason)
         }
-        cookie = opened
         return opened
     }
 }

@@ -3,17 +3,23 @@ import PackageDescription
 
 // Layering (C stays at the edges):
 //   CFastCGI CTurboJPEG CPNG CWebP CMagic CLcms2 CKilnShims   system libraries + fixed-arity C shims
+//   KilnSystem      POSIX plumbing: read-all / write-all, atomic file writes, errno text, sleeps, clocks
 //   KilnCore        request model, spec parser, PixelBuffer, seams (protocols), errors; no C
 //   KilnCodecs      decoders, encoders, type sniffing: the only core target that sees C pointers
 //   KilnProcessing  resampler and processors over PixelBuffer; no C
 //   Kiln            the pipeline (load, sniff, decode, process, encode) and its default stages
 //   KilnServer      FastCGI responder, master/worker processes, HTTP mapping, configuration
 //   kiln            the command line
-let unsafeFast: [SwiftSetting] = [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]
+//
+// Kiln is Linux-only: it uses Glibc, memfd_create, prctl(PR_SET_PDEATHSIG) and posix_spawn file
+// actions as found on Linux, so the package declares no Apple platforms.
+//
+// Every target builds with the default -O (bounds and overflow checks on): the codecs parse
+// untrusted bytes. The few measured hot kernels in KilnProcessing use explicit unsafe buffer
+// pointers instead (the resampler's HorizontalFilter and VerticalFilter).
 
 let package = Package(
     name: "Kiln",
-    platforms: [.macOS(.v13)],
     products: [
         .executable(name: "kiln", targets: ["kiln"]),
         .library(name: "Kiln", targets: ["Kiln"]),
@@ -33,19 +39,21 @@ let package = Package(
         .systemLibrary(name: "CLcms2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         .target(name: "CKilnShims", dependencies: ["CPNG"]),
 
+        .target(name: "KilnSystem"),
         .target(name: "KilnCore", dependencies: [
+            "KilnSystem",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .target(name: "KilnCodecs", dependencies: [
             "KilnCore", "CTurboJPEG", "CPNG", "CWebP", "CMagic", "CLcms2", "CKilnShims",
-        ], swiftSettings: unsafeFast),
-        .target(name: "KilnProcessing", dependencies: ["KilnCore"], swiftSettings: unsafeFast),
+        ]),
+        .target(name: "KilnProcessing", dependencies: ["KilnCore"]),
         .target(name: "Kiln", dependencies: [
-            "KilnCore", "KilnCodecs", "KilnProcessing",
+            "KilnCore", "KilnCodecs", "KilnProcessing", "KilnSystem",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "KilnServer", dependencies: [
-            "Kiln", "CFastCGI", "CKilnShims",
+            "Kiln", "KilnCodecs", "KilnSystem", "CFastCGI", "CKilnShims",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
@@ -55,6 +63,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        .testTarget(name: "KilnSystemTests", dependencies: ["KilnSystem"]),
         .testTarget(name: "KilnCoreTests", dependencies: ["KilnCore"]),
         .testTarget(name: "KilnCodecsTests", dependencies: ["KilnCodecs"]),
         .testTarget(name: "KilnProcessingTests", dependencies: ["KilnProcessing"]),

@@ -61,20 +61,10 @@ int kiln_stop_requested(void) { return stop_flag ? 1 : 0; }
 
 int kiln_stop_signal(void) { return stop_signal; }
 
-void kiln_request_stop(void) { stop_flag = 1; }
-
 int kiln_ignore_signal(int sig) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_IGN;
-    sigemptyset(&sa.sa_mask);
-    return sigaction(sig, &sa, 0);
-}
-
-int kiln_default_signal(int sig) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
     sigemptyset(&sa.sa_mask);
     return sigaction(sig, &sa, 0);
 }

@@ -1,5 +1,5 @@
 import KilnCore
-import KilnCodecs
+@testable import KilnCodecs
 import Testing
 
 @Suite struct MagicSnifferTests {
@@ -9,8 +9,15 @@ import Testing
         #expect(result.format == nil)
     }
 
-    @Test func databaseLoads() {
-        #expect(MagicSniffer().isAvailable)
+    @Test func databaseLoads() throws {
+        try MagicSniffer.checkDatabase()
+        _ = try MagicSniffer.load()
+    }
+
+    @Test func databaseErrorNamesTheCause() {
+        let error = MagicSniffer.DatabaseError(reason: "could not find any valid magic files!")
+        #expect(error.description.hasPrefix("cannot load the libmagic database"))
+        #expect(error.description.hasSuffix(": could not find any valid magic files!"))
     }
 
     @Test func knowsTheThreeFormatsAndNothingElse() throws {

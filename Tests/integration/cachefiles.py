@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kilntest import KILN_BIN
+from helpers import KILN_BIN
 
 MASK = (1 << 64) - 1
 

@@ -14,14 +14,15 @@ from pathlib import Path
 
 import pytest
 
-import kilntest
-from kilntest import KilnStack, SetupError
+import helpers
+from helpers import SetupError
+from stack import KilnStack
 
 
 @pytest.fixture(scope="session")
 def environment_ok() -> None:
     try:
-        kilntest.check_environment()
+        helpers.check_environment()
     except SetupError as e:
         pytest.fail(str(e), pytrace=False)
 
@@ -31,7 +32,7 @@ def root(environment_ok) -> Path:
     """Copies of the corpus and bench images plus the folders and symlinks of build_root."""
     base = Path(tempfile.mkdtemp(prefix="kiln-it-root-", dir=os.environ.get("TMPDIR", "/tmp")))
     os.chmod(base, 0o755)
-    r = kilntest.build_root(base / "root")
+    r = helpers.build_root(base / "root")
     yield r
     shutil.rmtree(base, ignore_errors=True)
 

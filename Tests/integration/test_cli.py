@@ -5,7 +5,7 @@ import subprocess
 
 from PIL import Image
 
-from kilntest import BENCH, CORPUS, KILN_BIN
+from helpers import BENCH, CORPUS, KILN_BIN
 
 
 def run(*args, timeout=60):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cachefiles import check_entry, disk_usage, entry_files, entry_source_path, kiln
-from kilntest import KILN_BIN
+from helpers import KILN_BIN
 
 HITS = {"HIT-MEMORY", "HIT-DISK", "COALESCED"}
 SLOW = "/f:png/photo_4000x3000.jpg"  # 12 MP to PNG: seconds of CPU, time to look at its lock

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageCms
 
-from kilntest import CORPUS
+from helpers import CORPUS
 
 SRGB = ImageCms.createProfile("sRGB")
 

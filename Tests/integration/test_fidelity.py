@@ -7,7 +7,7 @@ import pytest
 from PIL import Image, ImageDraw, ImageOps
 
 from imagemetrics import mean_abs_diff, ssim
-from kilntest import BENCH, CORPUS, PHOTO_12MP, PHOTO_HD
+from helpers import BENCH, CORPUS, PHOTO_12MP, PHOTO_HD
 
 SSIM_FLOOR = 0.98
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from kilntest import CORPUS, PHOTO_HD
+from helpers import CORPUS, PHOTO_HD
 
 VALID = 1  # seconds: KILN_NGINX_FRONT_CACHE
 

@@ -5,7 +5,7 @@ import email.utils
 import os
 import re
 
-from kilntest import DEFAULT_CACHE_CONTROL, PHOTO_HD, assert_plain_error
+from helpers import DEFAULT_CACHE_CONTROL, PHOTO_HD, assert_plain_error
 
 URL = f"/rs:300:200:fill/q:80/f:webp/{PHOTO_HD}"
 

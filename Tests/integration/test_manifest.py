@@ -19,7 +19,7 @@ import math
 
 import pytest
 
-from kilntest import assert_plain_error, load_manifest, CORPUS
+from helpers import assert_plain_error, load_manifest, CORPUS
 
 ROWS = load_manifest()  # raises (collection error) when shared/ is missing
 BY_FILE = {r.file: r for r in ROWS}

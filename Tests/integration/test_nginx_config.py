@@ -6,7 +6,7 @@ import re
 import shutil
 import subprocess
 
-from kilntest import LIMIT_CONN, LIB_SH, NGINX_DIR
+from helpers import LIMIT_CONN, LIB_SH, NGINX_DIR
 
 
 def nginx_bin():
@@ -32,7 +32,7 @@ def test_locations_file_settings():
     assert re.search(r"fastcgi_pass\s+kiln;", code)
     assert re.search(r"include\s+/etc/nginx/fastcgi_params;", code)
     assert re.search(r"fastcgi_intercept_errors\s+off;", code)
-    assert re.search(rf"limit_conn\s+kiln_conn\s+{LIMIT_CONN};", code), "LIMIT_CONN in kilntest.py out of date"
+    assert re.search(rf"limit_conn\s+kiln_conn\s+{LIMIT_CONN};", code), "LIMIT_CONN in helpers.py out of date"
     assert re.search(r"limit_conn_status\s+503;", code)
     assert not re.search(r"fastcgi_keep_conn\s+on", code), "no keep-alive to single-request workers"
     assert re.search(r"rewrite\s+\S*thumb\S*\s+/rs:\$1:\$2:fill/\$3\s+last;", code)

@@ -5,7 +5,7 @@ import struct
 
 import pytest
 
-from kilntest import PHOTO_HD, assert_plain_error
+from helpers import PHOTO_HD, assert_plain_error
 
 
 def jpeg_sof(body: bytes) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from kilntest import LIMIT_CONN, PHOTO_12MP
+from helpers import LIMIT_CONN, PHOTO_12MP
 
 SLOW = f"/rs:300:300/q:80/f:jpeg/{PHOTO_12MP}"
 
@@ -38,9 +38,11 @@ def test_burst_gets_200_or_fast_503(client, stack):
     assert not unexpected, f"only 200 and 503 are acceptable under overload: {unexpected}\n{stack.logs()}"
     ok = [r for r in results if r[0] == 200]
     shed = [r for r in results if r[0] == 503]
-    assert len(ok) >= 2, f"at least the admitted requests must succeed: {statuses}"
+    assert len(ok) + len(shed) == n, f"every answer is a 200 or a 503: {statuses}"
     assert shed, f"{n} simultaneous requests with a cap of {LIMIT_CONN} gave no 503: {statuses}"
-    assert len(ok) <= n - len(shed)
+    # A 503 means LIMIT_CONN requests were in flight at that moment, and each of those ends in a
+    # 200: so at least the cap's worth of requests succeed.
+    assert len(ok) >= LIMIT_CONN, f"fewer 200s than the cap of {LIMIT_CONN}: {statuses}"
     slow_503 = [r for r in shed if r[1] > 2.0]
     assert not slow_503, f"503s must be immediate: {slow_503}"
     slow_200 = [r for r in ok if r[1] > 30]

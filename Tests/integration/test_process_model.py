@@ -10,8 +10,9 @@ import subprocess
 import threading
 import time
 
-from kilntest import (PHOTO_12MP, IncompleteResponse, alive, fcgi_params, fcgi_request,
-                      socket_accepts)
+from fcgiclient import IncompleteResponse, fcgi_params, fcgi_request
+from helpers import PHOTO_12MP
+from stack import alive, socket_accepts
 
 SLOW = f"/rs:300:300/f:jpeg/{PHOTO_12MP}"  # 12 MP JPEG, fit 300: tens of ms of CPU each
 
@@ -240,7 +241,8 @@ def test_config_file(make_stack, tmp_path):
 
 def _serve_must_fail(args: list[str]) -> subprocess.CompletedProcess:
     """Runs `kiln serve ...` that must exit at start; kills it (and its workers) if it does not."""
-    from kilntest import KILN_BIN, child_pids
+    from helpers import KILN_BIN
+    from stack import child_pids
     p = subprocess.Popen([str(KILN_BIN), "serve", *args], stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from kilntest import ALPHA_HD, PHOTO_HD, PHOTO_HD_WEBP
+from helpers import ALPHA_HD, PHOTO_HD, PHOTO_HD_WEBP
 
 HD = PHOTO_HD  # 1920x1080 JPEG
 

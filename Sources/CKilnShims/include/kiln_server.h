@@ -18,12 +18,8 @@ int kiln_stop_requested(void);
 /* The signal that set the stop flag, 0 if none. */
 int kiln_stop_signal(void);
 
-/* Sets the flag without a signal (tests, max_requests). */
-void kiln_request_stop(void);
-
-/* signal(sig, SIG_IGN) / SIG_DFL without the macros. Returns 0 or -1/errno. */
+/* signal(sig, SIG_IGN) without the macro. Returns 0 or -1/errno. */
 int kiln_ignore_signal(int sig);
-int kiln_default_signal(int sig);
 
 /* 1 if fd is a socket in the listening state (SO_ACCEPTCONN), else 0. */
 int kiln_is_listening_socket(int fd);

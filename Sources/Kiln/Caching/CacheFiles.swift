@@ -1,26 +1,20 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import KilnSystem
 
-/// Small POSIX helpers for the disk cache (no Foundation).
+/// Small POSIX helpers for the disk cache (no Foundation); the plumbing itself (clocks, sleeps,
+/// errno text, full reads and writes) is `KilnSystem`'s.
 enum CacheFiles {
     /// Wall clock, milliseconds since the epoch.
     static func wallMilliseconds() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+        WallClock.milliseconds()
     }
 
     static func sleep(milliseconds: Int) {
-        var ts = timespec(tv_sec: milliseconds / 1000, tv_nsec: (milliseconds % 1000) * 1_000_000)
-        var rest = timespec()
-        while nanosleep(&ts, &rest) != 0 && errno == EINTR { ts = rest }
+        Sleep.milliseconds(milliseconds)
     }
 
     static func errorText(_ code: Int32) -> String {
-        String(cString: strerror(code))
+        Errno.text(code)
     }
 
     /// `mkdir -p`; true when the folder exists afterwards.
@@ -39,43 +33,23 @@ enum CacheFiles {
     /// Reads exactly `buffer.count` bytes at `offset` unless the file ends first; returns the count
     /// read, or -1 on an error.
     static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, offset: Int) -> Int {
-        guard let base = buffer.baseAddress else { return 0 }
-        var done = 0
-        while done < buffer.count {
-            let n = pread(fd, base + done, buffer.count - done, off_t(offset + done))
-            if n < 0 {
-                if errno == EINTR { continue }
-                return -1
-            }
-            if n == 0 { break }
-            done += n
+        do {
+            return try FileDescriptorIO.readFully(fd, into: buffer, offset: offset)
+        } catch {
+            errno = error.code
+            return -1
         }
-        return done
     }
 
     /// Writes both buffers completely (one `writev` in the common case).
     static func writeFully(_ fd: Int32, _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> Bool {
-        var iov = [iovec(iov_base: UnsafeMutableRawPointer(mutating: first.baseAddress), iov_len: first.count),
-                   iovec(iov_base: UnsafeMutableRawPointer(mutating: second.baseAddress), iov_len: second.count)]
-        var i = 0
-        while i < iov.count && iov[i].iov_len == 0 { i += 1 }
-        while i < iov.count {
-            let n = iov.withUnsafeMutableBufferPointer { writev(fd, $0.baseAddress! + i, Int32($0.count - i)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            var left = n
-            while i < iov.count && left >= iov[i].iov_len {
-                left -= iov[i].iov_len
-                i += 1
-            }
-            if i < iov.count && left > 0 {
-                iov[i].iov_base = iov[i].iov_base! + left
-                iov[i].iov_len -= left
-            }
+        do {
+            try FileDescriptorIO.writeAll(fd, [first, second])
+            return true
+        } catch {
+            errno = error.code
+            return false
         }
-        return true
     }
 
     /// Names in a folder (without `.` and `..`), nil when it cannot be opened.

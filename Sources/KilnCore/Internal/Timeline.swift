@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import KilnSystem
 
 /// Durations of the stages of one request (Nuke's per-task metrics), for `Server-Timing` and logs.
 public struct Timeline: Sendable {
@@ -18,9 +14,7 @@ public struct Timeline: Sendable {
 
     /// Monotonic nanoseconds.
     public static func now() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+        MonotonicClock.nanoseconds()
     }
 
     /// Records the time since the previous mark (or the start) under `name`.
@@ -38,9 +32,6 @@ public struct Timeline: Sendable {
             phases.append(Phase(name: name, milliseconds: milliseconds))
         }
     }
-
-    /// Restarts the clock without recording (time spent elsewhere is not charged to the next phase).
-    public mutating func skip() { last = Timeline.now() }
 
     public var totalMilliseconds: Double { phases.reduce(0) { $0 + $1.milliseconds } }
 

@@ -3,7 +3,7 @@
 /// Each source row is first widened to `SIMD4<Float>` pixels (premultiplied by alpha when
 /// asked), so a tap is one vector multiply-add for RGB and RGBA alike; the weights are splatted
 /// to four lanes once, up front. Plain `acc += w * x` keeps the loop vectorised (`addProduct`
-/// does not without an FMA target), and release builds drop bounds checks (`-Ounchecked`).
+/// does not without an FMA target). Index arithmetic wraps (`&*`, `&+`): the table bounds it.
 struct HorizontalFilter: ~Copyable {
     let channels: Int
     let outputWidth: Int
@@ -48,13 +48,13 @@ struct HorizontalFilter: ~Copyable {
             // The destination is plain Float storage: store without assuming 16-byte alignment.
             let raw = UnsafeMutableRawPointer(destination)
             for x in 0..<outputWidth {
-                let acc = dot(row + starts[x], weights + x * taps)
-                raw.storeBytes(of: acc, toByteOffset: x * 16, as: SIMD4<Float>.self)
+                let acc = dot(row + starts[x], weights + x &* taps)
+                raw.storeBytes(of: acc, toByteOffset: x &* 16, as: SIMD4<Float>.self)
             }
         } else {
             for x in 0..<outputWidth {
-                let acc = dot(row + starts[x], weights + x * taps)
-                let d = destination + x * 3
+                let acc = dot(row + starts[x], weights + x &* taps)
+                let d = destination + x &* 3
                 d[0] = acc.x
                 d[1] = acc.y
                 d[2] = acc.z
@@ -69,10 +69,10 @@ struct HorizontalFilter: ~Copyable {
         var acc0 = SIMD4<Float>.zero
         var acc1 = SIMD4<Float>.zero
         var t = 0
-        while t + 1 < taps {
+        while t &+ 1 < taps {
             acc0 += weights[t] * pixels[t]
-            acc1 += weights[t + 1] * pixels[t + 1]
-            t += 2
+            acc1 += weights[t &+ 1] * pixels[t &+ 1]
+            t &+= 2
         }
         if t < taps { acc0 += weights[t] * pixels[t] }
         return acc0 + acc1
@@ -89,7 +89,7 @@ struct HorizontalFilter: ~Copyable {
         let raw = UnsafeRawPointer(src)
         if channels == 3 {
             for i in 0..<(count - 1) {
-                row[i] = SIMD4<Float>(raw.loadUnaligned(fromByteOffset: i * 3, as: SIMD4<UInt8>.self))
+                row[i] = SIMD4<Float>(raw.loadUnaligned(fromByteOffset: i &* 3, as: SIMD4<UInt8>.self))
             }
             let p = src + (count - 1) * 3
             row[count - 1] = SIMD4(Float(p[0]), Float(p[1]), Float(p[2]), 0)
@@ -97,13 +97,13 @@ struct HorizontalFilter: ~Copyable {
             let scale = SIMD4<Float>(1 / 255, 1 / 255, 1 / 255, 0)
             let keepAlpha = SIMD4<Float>(0, 0, 0, 1)
             for i in 0..<count {
-                let v = SIMD4<Float>(raw.loadUnaligned(fromByteOffset: i * 4, as: SIMD4<UInt8>.self))
+                let v = SIMD4<Float>(raw.loadUnaligned(fromByteOffset: i &* 4, as: SIMD4<UInt8>.self))
                 // (r, g, b, a) * (a/255, a/255, a/255, 1)
                 row[i] = v * (SIMD4(repeating: v.w) * scale + keepAlpha)
             }
         } else {
             for i in 0..<count {
-                row[i] = SIMD4<Float>(raw.loadUnaligned(fromByteOffset: i * 4, as: SIMD4<UInt8>.self))
+                row[i] = SIMD4<Float>(raw.loadUnaligned(fromByteOffset: i &* 4, as: SIMD4<UInt8>.self))
             }
         }
     }

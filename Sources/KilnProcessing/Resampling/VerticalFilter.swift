@@ -77,6 +77,14 @@ struct VerticalFilter: ~Copyable {
     /// Round to nearest and clamp to 0...255 (Lanczos rings past both ends).
     @inline(__always)
     static func toByte(_ v: Float) -> UInt8 {
-        UInt8(min(max(v + 0.5, 0), 255))
+        // floor(min(max(v + 0.5, 0), 255)), without `UInt8(Float)`: its range check keeps the
+        // store loops from vectorising under -O. Adding and subtracting 2^23 rounds a float in
+        // 0..<2^23 to the nearest integer (ties to even); one step down where that went up
+        // makes it the floor; the low byte of (integer + 2^23)'s bits is the integer itself.
+        let magic: Float = 8_388_608
+        let x = min(max(v + 0.5, 0), 255)
+        let nearest = (x + magic) - magic
+        let floor = nearest > x ? nearest - 1 : nearest
+        return UInt8(truncatingIfNeeded: (floor + magic).bitPattern)
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import KilnSystem
 
 /// FastCGI STDOUT records (FastCGI 1.0, section 3.3) built in one buffer, so that a whole answer
 /// leaves in a single `write` whatever its size.
@@ -38,17 +39,11 @@ struct FastCGIRecords {
     /// Writes everything to `fd`, retrying after signals and short writes. Returns the errno of a
     /// failed write (the peer went away), nil when all bytes were written.
     func write(to fd: Int32) -> Int32? {
-        bytes.withUnsafeBytes { raw -> Int32? in
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += n
-            }
+        do {
+            try FileDescriptorIO.writeAll(fd, bytes)
             return nil
+        } catch {
+            return error.code
         }
     }
 }

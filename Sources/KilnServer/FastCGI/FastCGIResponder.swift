@@ -1,5 +1,6 @@
 import CFastCGI
 import Glibc
+import KilnSystem
 import Logging
 
 /// Serves FastCGI requests from the listening socket on fd 0, one at a time, over libfcgi.
@@ -110,7 +111,7 @@ public final class FastCGIResponder {
         head.withUTF8 { records.appendStdout($0) }
         if !headOnly { response.body.withUnsafeBufferPointer { records.appendStdout($0) } }
         if let e = records.write(to: request.pointee.ipcFd) {
-            logger.debug("client went away while writing \(response.status) for \(uri): \(errnoText(e))")
+            logger.debug("client went away while writing \(response.status) for \(uri): \(Errno.text(e))")
         }
     }
 

@@ -43,11 +43,10 @@ public struct HTTPRequest: Sendable, Equatable {
 }
 
 extension String {
+    /// Every `target` character replaced by `replacement` (no Foundation). Only characters: the
+    /// callers (header names here, `KILN_` variable names in `ConfigurationLoader`) swap one
+    /// character for another.
     func replacingOccurrences(of target: Character, with replacement: Character) -> String {
         String(map { $0 == target ? replacement : $0 })
-    }
-    func replacingOccurrences(of target: String, with replacement: String) -> String {
-        guard target.count == 1, replacement.count == 1 else { return self }
-        return replacingOccurrences(of: target.first!, with: replacement.first!)
     }
 }

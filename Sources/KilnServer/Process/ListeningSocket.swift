@@ -1,4 +1,5 @@
 import Glibc
+import KilnSystem
 
 /// The master's listening socket, shared by every worker as fd 0.
 ///
@@ -80,25 +81,25 @@ public final class ListeningSocket {
         guard rc == 0 else {
             let e = errno
             _ = Glibc.close(fd)
-            throw ListenError(address, "bind: \(errnoText(e))")
+            throw ListenError(address, "bind: \(Errno.text(e))")
         }
         var st = stat()
         guard lstat(path, &st) == 0 else {
             let e = errno
             _ = Glibc.close(fd)
-            throw ListenError(address, "stat after bind: \(errnoText(e))")
+            throw ListenError(address, "stat after bind: \(Errno.text(e))")
         }
         let socket = ListeningSocket(fd: fd, address: address, boundFile: (UInt(st.st_dev), UInt(st.st_ino)))
         guard chmod(path, mode_t(c.socketMode)) == 0 else {
-            throw ListenError(address, "chmod \(String(c.socketMode, radix: 8)): \(errnoText(errno))")
+            throw ListenError(address, "chmod \(String(c.socketMode, radix: 8)): \(Errno.text(errno))")
         }
         if uid != nil || gid != nil {
             guard chown(path, uid ?? uid_t.max, gid ?? gid_t.max) == 0 else {
-                throw ListenError(address, "chown \(c.socketOwner):\(c.socketGroup): \(errnoText(errno))")
+                throw ListenError(address, "chown \(c.socketOwner):\(c.socketGroup): \(Errno.text(errno))")
             }
         }
         guard listen(fd, Int32(c.backlog)) == 0 else {
-            throw ListenError(address, "listen: \(errnoText(errno))")
+            throw ListenError(address, "listen: \(Errno.text(errno))")
         }
         return socket
     }
@@ -114,7 +115,7 @@ public final class ListeningSocket {
             throw ListenError(address, "another process is accepting connections on \(path)")
         }
         guard unlink(path) == 0 || errno == ENOENT else {
-            throw ListenError(address, "cannot remove the stale socket \(path): \(errnoText(errno))")
+            throw ListenError(address, "cannot remove the stale socket \(path): \(Errno.text(errno))")
         }
     }
 
@@ -193,12 +194,12 @@ public final class ListeningSocket {
         guard rc == 0 else {
             let e = errno
             _ = Glibc.close(fd)
-            throw ListenError(address, "bind: \(errnoText(e))")
+            throw ListenError(address, "bind: \(Errno.text(e))")
         }
         guard listen(fd, Int32(c.backlog)) == 0 else {
             let e = errno
             _ = Glibc.close(fd)
-            throw ListenError(address, "listen: \(errnoText(e))")
+            throw ListenError(address, "listen: \(Errno.text(e))")
         }
         return ListeningSocket(fd: fd, address: address, boundFile: nil)
     }
@@ -207,11 +208,11 @@ public final class ListeningSocket {
     /// own 0...2 stay its stdin, stdout and stderr).
     static func makeSocket(_ family: Int32, _ address: ListenAddress) throws(ListenError) -> Int32 {
         var fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw ListenError(address, "socket: \(errnoText(errno))") }
+        guard fd >= 0 else { throw ListenError(address, "socket: \(Errno.text(errno))") }
         if fd < 3 {
             let moved = fcntl(fd, F_DUPFD_CLOEXEC, 3)
             _ = Glibc.close(fd)
-            guard moved >= 0 else { throw ListenError(address, "fcntl: \(errnoText(errno))") }
+            guard moved >= 0 else { throw ListenError(address, "fcntl: \(Errno.text(errno))") }
             fd = moved
         }
         return fd
@@ -234,6 +235,8 @@ public struct ListenError: Error, Sendable, CustomStringConvertible {
     public var description: String { "cannot listen on \(address): \(reason)" }
 }
 
+/// errno text for the files of this module not converted to `KilnSystem.Errno` yet
+/// (Configuration/SettingsSnapshot.swift); remove once it uses `Errno.text`.
 func errnoText(_ e: Int32) -> String {
-    String(cString: strerror(e))
+    Errno.text(e)
 }

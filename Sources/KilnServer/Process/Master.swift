@@ -1,5 +1,6 @@
 import CKilnShims
 import Glibc
+import KilnSystem
 import KilnCore
 import Logging
 
@@ -87,7 +88,7 @@ public final class Master {
         // Block before anything else so no signal is delivered asynchronously; workers get an empty
         // mask from posix_spawn.
         guard pthread_sigmask(SIG_BLOCK, &set, nil) == 0 else {
-            throw ServerStartError("cannot block signals: \(errnoText(errno))")
+            throw ServerStartError("cannot block signals: \(Errno.text(errno))")
         }
         _ = kiln_ignore_signal(SIGPIPE)
 
@@ -326,7 +327,7 @@ public final class Master {
         if rc == 0 { rc = posix_spawn_file_actions_adddup2(&actions, settingsFD, SettingsSnapshot.workerFD) }
         // Nothing else the master inherited (a supervisor's pipes, say) leaks into workers.
         if rc == 0 { rc = kiln_spawn_closefrom(&actions, SettingsSnapshot.workerFD + 1) }
-        guard rc == 0 else { throw ServerStartError("posix_spawn_file_actions_adddup2: \(errnoText(rc))") }
+        guard rc == 0 else { throw ServerStartError("posix_spawn_file_actions_adddup2: \(Errno.text(rc))") }
 
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
@@ -344,7 +345,7 @@ public final class Master {
         defer { for p in argv { free(p) } }
         var pid: pid_t = 0
         rc = posix_spawn(&pid, executablePath, &actions, &attr, argv, kiln_environ())
-        guard rc == 0 else { throw ServerStartError("posix_spawn \(executablePath): \(errnoText(rc))") }
+        guard rc == 0 else { throw ServerStartError("posix_spawn \(executablePath): \(Errno.text(rc))") }
         return pid
     }
 
@@ -357,12 +358,10 @@ public final class Master {
 
     func writePidFile(_ path: String) throws {
         guard !path.isEmpty else { return }
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw ServerStartError("cannot write pid_file \(path): \(errnoText(errno))") }
-        defer { close(fd) }
-        let text = Array("\(getpid())\n".utf8)
-        guard write(fd, text, text.count) == text.count else {
-            throw ServerStartError("cannot write pid_file \(path): \(errnoText(errno))")
+        do {
+            try Files.writeAtomically(Array("\(getpid())\n".utf8), to: path)
+        } catch {
+            throw ServerStartError("cannot write pid_file \(path): \(Errno.text(error.code))")
         }
         writtenPidFile = path
     }
@@ -383,9 +382,7 @@ public final class Master {
     // MARK: - helpers
 
     static func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+        MonotonicClock.seconds()
     }
 
     static func format(_ seconds: Double) -> String {

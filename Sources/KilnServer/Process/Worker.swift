@@ -1,5 +1,7 @@
 import CKilnShims
 import Glibc
+import KilnSystem
+import KilnCodecs
 import KilnCore
 import Logging
 
@@ -46,7 +48,7 @@ public struct Worker {
     /// Runs until stopped; returns the process exit status.
     public func run(makeHandler: RequestHandlerFactory) -> Int32 {
         guard Worker.installStopHandler() else {
-            logger.error("cannot install the stop handler: \(errnoText(errno))")
+            logger.error("cannot install the stop handler: \(Errno.text(errno))")
             return ExitStatus.failure
         }
         // nginx may close a connection before the answer is written: a write error, not a signal.
@@ -68,6 +70,15 @@ public struct Worker {
         guard kiln_is_listening_socket(0) == 1 else {
             if kiln_stop_requested() != 0 { return ExitStatus.ok }
             logger.error("fd 0 is not a listening socket: workers are started by `kiln serve`")
+            return ExitStatus.failure
+        }
+
+        // Without libmagic's database every request would be a 415 (and negatively cached):
+        // refuse to start instead; the master's crash-loop guard paces the restarts.
+        do {
+            try MagicSniffer.checkDatabase()
+        } catch {
+            logger.critical("\(error); the worker does not start")
             return ExitStatus.failure
         }
 
@@ -101,7 +112,7 @@ public struct Worker {
         case .maxRequestsReached:
             logger.info("served max_requests = \(configuration.maxRequests); exiting to be replaced")
         case let .acceptFailed(e):
-            logger.error("accept failed: \(errnoText(e)); exiting")
+            logger.error("accept failed: \(Errno.text(e)); exiting")
             return ExitStatus.failure
         }
         return ExitStatus.ok

@@ -5,7 +5,7 @@ import KilnCore
 /// is present.
 ///
 /// The scan walks the segments from SOI to the first SOS and never touches entropy-coded data.
-/// Every read is bounds-checked by hand (the target is built with `-Ounchecked`).
+/// Every read is bounds-checked by hand (a malformed segment is refused, not trapped on).
 struct JPEGMarkers {
     /// EXIF orientation 1...8 from the first APP1 "Exif\0\0" segment; 1 when absent.
     var orientation = 1

@@ -7,7 +7,7 @@ import KilnCore
 /// the 57-byte `libpng_huge_tEXt_chunk.png` (a tEXt chunk claiming 1 GiB) cost 2-3 s of CPU and
 /// 1 GiB of memory inside `png_image_begin_read_from_memory`. It also learns whether an iCCP
 /// chunk comes before the image data, and where the eXIf chunk and the XMP iTXt chunk are
-/// (`PNGMetadata`). Bounds are checked by hand (the target uses `-Ounchecked`).
+/// (`PNGMetadata`). Bounds are checked by hand (a malformed chunk is refused, not trapped on).
 struct PNGChunks {
     /// True when an iCCP chunk comes before the first IDAT.
     var hasICCProfile = false

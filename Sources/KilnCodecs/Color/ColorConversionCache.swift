@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Synchronization
 
 /// What converting pixels of one profile and layout to sRGB takes, decided once per profile.
 enum ColorConversion {
@@ -11,6 +7,10 @@ enum ColorConversion {
     case transform(ColorTransform)
     case grayTable(GrayToneTable)
 }
+
+/// Shared across threads by the cache: a transform is immutable once made and lcms2 keeps no
+/// per-call state in it (see `ColorTransform`); a tone table is a value.
+extension ColorConversion: @unchecked Sendable {}
 
 /// A small least-recently-used cache of `ColorConversion`s, keyed by the SHA-256 of the profile
 /// bytes and the pixel layout.
@@ -28,22 +28,15 @@ final class ColorConversionCache: @unchecked Sendable {
 
     let capacity: Int
     /// Most recently used last. A handful of entries: a linear scan beats any bookkeeping.
-    private var entries: [(key: Key, value: ColorConversion)] = []
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let entries = Mutex<[(key: Key, value: ColorConversion)]>([])
 
     init(capacity: Int) {
         self.capacity = max(capacity, 1)
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
     }
 
     /// The cached conversion, marked most recently used; nil on a miss.
     func value(for key: Key) -> ColorConversion? {
-        locked {
+        entries.withLock { entries in
             guard let index = entries.firstIndex(where: { $0.key == key }) else { return nil }
             let entry = entries.remove(at: index)
             entries.append(entry)
@@ -53,7 +46,8 @@ final class ColorConversionCache: @unchecked Sendable {
 
     /// Stores `value`, evicting the least recently used entry when full.
     func insert(_ value: ColorConversion, for key: Key) {
-        locked {
+        let capacity = self.capacity
+        entries.withLock { entries in
             entries.removeAll { $0.key == key }
             if entries.count >= capacity { entries.removeFirst(entries.count - capacity + 1) }
             entries.append((key, value))
@@ -61,11 +55,5 @@ final class ColorConversionCache: @unchecked Sendable {
     }
 
     /// Number of entries (tests).
-    var count: Int { locked { entries.count } }
-
-    private func locked<T>(_ body: () -> T) -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return body()
-    }
+    var count: Int { entries.withLock { $0.count } }
 }

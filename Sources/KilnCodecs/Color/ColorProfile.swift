@@ -1,9 +1,5 @@
 import CLcms2
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// An ICC profile opened by liblcms2 (`cmsOpenProfileFromMem`), closed when released.
 ///

@@ -1,8 +1,8 @@
 /// Reads the EXIF orientation (TIFF tag 0x0112 in IFD0) from an EXIF payload.
 ///
 /// Shared by the JPEG decoder (APP1 "Exif\0\0" segment) and the WebP decoder ("EXIF" chunk).
-/// Every read is bounds-checked by hand: this target is built with `-Ounchecked`, which removes
-/// the standard library's own checks, and the bytes come from untrusted files.
+/// Every read is bounds-checked by hand: the bytes come from untrusted files, and a malformed
+/// payload must be refused, not trapped on by the standard library's own checks.
 enum ExifOrientation {
     /// Orientation 1...8 read from `payload`: TIFF bytes ("II*\0" or "MM\0*"), optionally preceded
     /// by the "Exif\0\0" identifier. Returns 1 when the tag is absent, malformed or out of range.

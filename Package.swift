@@ -58,7 +58,7 @@ let package = Package(
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         .executableTarget(name: "kiln", dependencies: [
-            "Kiln", "KilnServer",
+            "Kiln", "KilnServer", "KilnSystem",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

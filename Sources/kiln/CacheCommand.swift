@@ -3,6 +3,7 @@ import Glibc
 import Kiln
 import KilnCore
 import Logging
+import KilnSystem
 
 /// `kiln cache stats | sweep | purge`: the disk cache of `cache.disk_path`, with the same settings
 /// as `kiln serve` (`--config`, environment, `--set`). Safe while servers run: entries appear and
@@ -70,7 +71,7 @@ struct CacheCommand: ParsableCommand {
                         Diagnostics.fail("cannot take \(disk.path)/sweep.lock (another process kept sweeping for 10 s, or the folder is not writable)")
                         throw ExitCode(1)
                     }
-                    CacheCommand.sleep(milliseconds: 50)
+                    Sleep.milliseconds(50)
                     continue
                 }
                 sweeps += 1
@@ -114,11 +115,5 @@ struct CacheCommand: ParsableCommand {
                 Output.line("purged \(removed.entries) entries (\(Output.bytes(removed.bytes))) from \(disk.path)")
             }
         }
-    }
-
-    static func sleep(milliseconds: Int) {
-        var ts = timespec(tv_sec: milliseconds / 1000, tv_nsec: (milliseconds % 1000) * 1_000_000)
-        var rest = timespec()
-        while nanosleep(&ts, &rest) != 0 && errno == EINTR { ts = rest }
     }
 }

@@ -4,6 +4,7 @@ import Kiln
 import KilnCore
 import KilnServer
 import Logging
+import KilnSystem
 
 struct KilnCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -109,13 +110,7 @@ enum Diagnostics {
     }
 
     static func writeStderr(_ text: String) {
-        var bytes = Array(text.utf8)
-        var off = 0
-        while off < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress! + off, $0.count - off) }
-            if n <= 0 { return }
-            off += n
-        }
+        try? FileDescriptorIO.writeAll(2, Array(text.utf8))
     }
 
     /// swift-log to stderr at `level`, once per process.

@@ -1,4 +1,5 @@
 import Glibc
+import KilnSystem
 
 /// Text for people on stdout (the CLI's answers; logs go to stderr), and the few formats the
 /// `cache` and `warm` commands print.
@@ -9,14 +10,7 @@ enum Output {
     }
 
     static func write(fd: Int32, _ text: String) {
-        let bytes = Array(text.utf8)
-        var off = 0
-        while off < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + off, $0.count - off) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return }
-            off += n
-        }
+        try? FileDescriptorIO.writeAll(fd, Array(text.utf8))
     }
 
     /// `1.5 MB`, `312 KB`, `80 B` (powers of 1024, as the configuration's sizes).

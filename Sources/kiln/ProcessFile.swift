@@ -3,6 +3,7 @@ import Kiln
 import KilnCore
 import KilnServer
 import Logging
+import KilnSystem
 
 /// `kiln process input spec output`: `HandlerFactory.render(file:…)`, then the file written.
 enum ProcessFile {
@@ -22,23 +23,8 @@ enum ProcessFile {
         }
     }
 
-    struct WriteError: Error, CustomStringConvertible {
-        var description: String
-    }
-
     /// Writes to a temporary file beside `path`, then renames it into place.
     static func writeFile(_ path: String, _ data: [UInt8]) throws {
-        let temp = path + ".tmp-\(getpid())"
-        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw WriteError(description: "cannot create \(temp): \(String(cString: strerror(errno)))") }
-        var off = 0
-        while off < data.count {
-            let n = data.withUnsafeBytes { write(fd, $0.baseAddress! + off, $0.count - off) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { close(fd); unlink(temp); throw WriteError(description: "cannot write \(temp)") }
-            off += n
-        }
-        close(fd)
-        guard rename(temp, path) == 0 else { unlink(temp); throw WriteError(description: "cannot rename to \(path)") }
+        try Files.writeAtomically(data, to: path)
     }
 }

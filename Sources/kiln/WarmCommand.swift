@@ -4,6 +4,7 @@ import Kiln
 import KilnServer
 import KilnCore
 import Logging
+import KilnSystem
 
 /// `kiln warm <file>`: renders every URL path of a file into the disk cache, at low priority and
 /// with a few threads, skipping what is there already (Nuke's prefetcher, destination disk).
@@ -56,7 +57,7 @@ struct WarmCommand: ParsableCommand {
                                                   role: "warm")
         // Threads inherit the niceness of the thread that creates them (Linux: per thread).
         if setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) != 0 {
-            logger.warning("cannot set niceness \(nice): \(String(cString: strerror(errno)))")
+            logger.warning("cannot set niceness \(nice): \(Errno.text(errno))")
         }
         // Results are not kept in memory: each is used once, and the disk is the destination.
         var configuration = settings.configuration
@@ -95,23 +96,9 @@ struct WarmCommand: ParsableCommand {
         return out
     }
 
-    struct ReadError: Error, CustomStringConvertible {
-        var description: String
-    }
-
+    /// The list file, or standard input for `-`.
     static func readAll(_ path: String) throws -> String {
-        let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw ReadError(description: "cannot open \(path): \(String(cString: strerror(errno)))") }
-        defer { if fd != 0 { close(fd) } }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw ReadError(description: "cannot read \(path): \(String(cString: strerror(errno)))") }
-            if n == 0 { break }
-            bytes += chunk[0..<n]
-        }
+        let bytes = path == "-" ? try FileDescriptorIO.readAll(0) : try Files.read(path)
         return String(decoding: bytes, as: UTF8.self)
     }
 }

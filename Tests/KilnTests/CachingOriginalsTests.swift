@@ -106,15 +106,15 @@ final class MemorySource: SourceLoading, @unchecked Sendable {
         let root = F.folder("orig-pipe")
         defer { F.remove(root) }
         let counting = CountingSource(try FileSource(root: Self.corpus, maxFileBytes: 1 << 20))
-        func worker() -> ImagePipeline {
+        func worker() throws -> ImagePipeline {
             let disk = DiskCache(path: root, logger: F.quietLogger)
             let coordinator = RenderCoordinator(memory: MemoryCache(), disk: disk, storesFinal: store != .original,
                                                 logger: F.quietLogger)
-            return ImagePipeline(stages: .standard(source: counting), cache: coordinator).keepingOriginals(in: disk, store: store)
+            return ImagePipeline(stages: try .standard(source: counting), cache: coordinator).keepingOriginals(in: disk, store: store)
         }
         let parser = SpecParser()
         var bodies: [[UInt8]] = []
-        for (spec, pipeline) in [("/w:32/pillow_hopper.jpg", worker()), ("/w:48/pillow_hopper.jpg", worker())] {
+        for (spec, pipeline) in [("/w:32/pillow_hopper.jpg", try worker()), ("/w:48/pillow_hopper.jpg", try worker())] {
             let request = try parser.parse(spec, isDecoded: true)
             let result = try pipeline.image(for: request, accept: nil)
             bodies.append(result.data)
@@ -126,8 +126,8 @@ final class MemorySource: SourceLoading, @unchecked Sendable {
         #expect(entries == [CacheConfiguration.Store.final: 2, .original: 1, .both: 3][store])
     }
 
-    @Test func finalKeepsThePipelineAsItIs() {
-        let pipeline = ImagePipeline(stages: .standard(source: MemorySource()))
+    @Test func finalKeepsThePipelineAsItIs() throws {
+        let pipeline = ImagePipeline(stages: try .standard(source: MemorySource()))
         let disk = DiskCache(path: F.folder("orig-none"), logger: F.quietLogger)
         defer { F.remove(disk.path) }
         #expect(pipeline.keepingOriginals(in: disk, store: .final) === pipeline)

@@ -47,7 +47,7 @@ final class CountingFiles: SourceLoading, @unchecked Sendable {
         let counting = CountingFiles(try FileSource(root: Self.corpus, maxFileBytes: 1 << 24))
         let cache = RenderCoordinator(memory: MemoryCache(), disk: DiskCache(path: folder, logger: CachingFixtures.quietLogger),
                                       logger: CachingFixtures.quietLogger)
-        let pipeline = ImagePipeline(stages: .standard(source: counting), cache: cache)
+        let pipeline = ImagePipeline(stages: try .standard(source: counting), cache: cache)
         let request = try SpecParser().parse("/w:40/pillow_hopper.jpg", isDecoded: true)
         #expect(try pipeline.image(for: request, accept: nil).outcome == .miss)
         #expect(counting.opens == 1 && counting.stats == 0 && counting.loads == 0)
@@ -61,7 +61,7 @@ final class CountingFiles: SourceLoading, @unchecked Sendable {
         let counting = CountingFiles(try FileSource(root: Self.corpus, maxFileBytes: 1 << 24))
         let disk = DiskCache(path: folder, logger: CachingFixtures.quietLogger)
         let cache = RenderCoordinator(memory: MemoryCache(), disk: disk, logger: CachingFixtures.quietLogger)
-        let pipeline = ImagePipeline(stages: .standard(source: counting), cache: cache).keepingOriginals(in: disk, store: .both)
+        let pipeline = ImagePipeline(stages: try .standard(source: counting), cache: cache).keepingOriginals(in: disk, store: .both)
         for spec in ["/w:40/pillow_hopper.jpg", "/w:50/pillow_hopper.jpg"] {
             #expect(try pipeline.image(for: try SpecParser().parse(spec, isDecoded: true), accept: nil).outcome == .miss)
         }

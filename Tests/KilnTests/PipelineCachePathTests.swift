@@ -59,16 +59,16 @@ final class StandInLock: RenderLocking, @unchecked Sendable {
         return files
     }
 
-    static func pipeline(_ files: MemorySource, disk: RecordingDisk, lock: StandInLock) -> ImagePipeline {
+    static func pipeline(_ files: MemorySource, disk: RecordingDisk, lock: StandInLock) throws -> ImagePipeline {
         let cache = RenderCoordinator(memory: MemoryCache(), disk: disk, locks: lock, logger: F.quietLogger)
-        return ImagePipeline(stages: .standard(source: files), cache: cache)
+        return ImagePipeline(stages: try .standard(source: files), cache: cache)
     }
 
     @Test func missThenMemoryHit() throws {
         let files = try Self.source()
         let disk = RecordingDisk()
         let lock = StandInLock(disk: disk)
-        let pipeline = Self.pipeline(files, disk: disk, lock: lock)
+        let pipeline = try Self.pipeline(files, disk: disk, lock: lock)
         let request = try SpecParser().parse("/w:3/f:png/a.png", isDecoded: true)
         let first = try pipeline.image(for: request, accept: nil)
         #expect(first.outcome == .miss && first.contentType == "image/png")
@@ -85,11 +85,11 @@ final class StandInLock: RenderLocking, @unchecked Sendable {
         let files = try Self.source()
         let disk = RecordingDisk()
         let lock = StandInLock(disk: disk)
-        let holder = Self.pipeline(files, disk: RecordingDisk(), lock: StandInLock(disk: RecordingDisk()))
+        let holder = try Self.pipeline(files, disk: RecordingDisk(), lock: StandInLock(disk: RecordingDisk()))
         let request = try SpecParser().parse("/w:3/f:png/a.png", isDecoded: true)
         let rendered = try holder.image(for: request, accept: nil)
         lock.whileWaiting = { key in disk.entries[key.hex] = .image(rendered.image) }
-        let waiter = Self.pipeline(files, disk: disk, lock: lock)
+        let waiter = try Self.pipeline(files, disk: disk, lock: lock)
         let result = try waiter.image(for: request, accept: nil)
         #expect(result.outcome == .coalesced && result.data == rendered.data)
         #expect(disk.log == ["disk.entry", "lock", "disk.entry", "release"])
@@ -100,7 +100,7 @@ final class StandInLock: RenderLocking, @unchecked Sendable {
         let files = try Self.source()
         let disk = RecordingDisk()
         let lock = StandInLock(disk: disk)
-        let pipeline = Self.pipeline(files, disk: disk, lock: lock)
+        let pipeline = try Self.pipeline(files, disk: disk, lock: lock)
         let request = try SpecParser().parse("/w:3/bad.png", isDecoded: true)
         var first: PipelineFailure?
         do { _ = try pipeline.image(for: request, accept: nil) } catch { first = error }
@@ -115,7 +115,7 @@ final class StandInLock: RenderLocking, @unchecked Sendable {
         #expect(throws: PipelineFailure(.corrupt, stored.message, outcome: .hitMemory)) {
             try pipeline.image(for: request, accept: nil)
         }
-        let other = Self.pipeline(files, disk: disk, lock: lock)
+        let other = try Self.pipeline(files, disk: disk, lock: lock)
         #expect(throws: PipelineFailure(.corrupt, stored.message, outcome: .hitDisk)) {
             try other.image(for: request, accept: nil)
         }
@@ -132,7 +132,7 @@ final class StandInLock: RenderLocking, @unchecked Sendable {
         }
         let files = try Self.source()
         let disk = RecordingDisk()
-        var stages = PipelineStages.standard(source: files)
+        var stages = try PipelineStages.standard(source: files)
         stages.encoders = FailingEncoders()
         let pipeline = ImagePipeline(stages: stages, cache: RenderCoordinator(memory: MemoryCache(), disk: disk,
                                                                               locks: StandInLock(disk: disk), logger: F.quietLogger))
@@ -147,7 +147,7 @@ final class StandInLock: RenderLocking, @unchecked Sendable {
 
     @Test func withoutCachesEveryRequestRenders() throws {
         let files = try Self.source()
-        let pipeline = ImagePipeline(stages: .standard(source: files))
+        let pipeline = ImagePipeline(stages: try .standard(source: files))
         let request = try SpecParser().parse("/a.png", isDecoded: true)
         #expect(try pipeline.image(for: request, accept: nil).outcome == .miss)
         #expect(try pipeline.image(for: request, accept: nil).outcome == .miss)

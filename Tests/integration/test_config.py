@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kilntest import KILN_BIN
+from helpers import KILN_BIN
 
 REPO = Path(__file__).resolve().parents[2]
 BEGIN, END = "<!-- config-table:begin -->\n", "<!-- config-table:end -->"

@@ -4,19 +4,6 @@ import KilnSystem
 /// Small POSIX helpers for the disk cache (no Foundation); the plumbing itself (clocks, sleeps,
 /// errno text, full reads and writes) is `KilnSystem`'s.
 enum CacheFiles {
-    /// Wall clock, milliseconds since the epoch.
-    static func wallMilliseconds() -> Int64 {
-        WallClock.milliseconds()
-    }
-
-    static func sleep(milliseconds: Int) {
-        Sleep.milliseconds(milliseconds)
-    }
-
-    static func errorText(_ code: Int32) -> String {
-        Errno.text(code)
-    }
-
     /// `mkdir -p`; true when the folder exists afterwards.
     @discardableResult
     static func makeDirectories(_ path: String) -> Bool {

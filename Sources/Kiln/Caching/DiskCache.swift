@@ -1,9 +1,6 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import KilnCore
+import KilnSystem
 import Logging
 
 /// The disk cache (`DataCaching`, and `RenderLocking` by `flock`): one file per entry, named by the
@@ -61,7 +58,7 @@ public final class DiskCache: DataCaching, RenderLocking {
         self.logger = logger
         self.now = now
         if !CacheFiles.makeDirectories(p) {
-            _ = storeFailed("cannot create the cache folder \(p): \(CacheFiles.errorText(errno))")
+            _ = storeFailed("cannot create the cache folder \(p): \(Errno.text(errno))")
         }
     }
 
@@ -72,7 +69,7 @@ public final class DiskCache: DataCaching, RenderLocking {
     }
 
     /// Wall clock, milliseconds since the epoch (the clock of negative entries' expiry).
-    public static func wallClockMilliseconds() -> Int64 { CacheFiles.wallMilliseconds() }
+    public static func wallClockMilliseconds() -> Int64 { WallClock.milliseconds() }
 
     // MARK: Paths
 
@@ -194,19 +191,19 @@ public final class DiskCache: DataCaching, RenderLocking {
             if code != EEXIST { break }
         }
         guard fd >= 0 else {
-            return storeFailed("cannot create a file in \(tempFolder): \(CacheFiles.errorText(code))")
+            return storeFailed("cannot create a file in \(tempFolder): \(Errno.text(code))")
         }
         let written = header.withUnsafeBytes { h in body.withUnsafeBytes { b in CacheFiles.writeFully(fd, h, b) } }
         code = errno
         if !written {
             close(fd)
             unlink(tmp)
-            return storeFailed("cannot write \(tmp): \(CacheFiles.errorText(code))")
+            return storeFailed("cannot write \(tmp): \(Errno.text(code))")
         }
         if close(fd) != 0 {
             code = errno
             unlink(tmp)
-            return storeFailed("cannot write \(tmp): \(CacheFiles.errorText(code))")
+            return storeFailed("cannot write \(tmp): \(Errno.text(code))")
         }
         if rename(tmp, final) != 0 {
             code = errno
@@ -217,7 +214,7 @@ public final class DiskCache: DataCaching, RenderLocking {
             }
             if !moved {
                 unlink(tmp)
-                return storeFailed("cannot rename into \(final): \(CacheFiles.errorText(code))")
+                return storeFailed("cannot rename into \(final): \(Errno.text(code))")
             }
         }
         bytesSinceSweep += header.count + body.count
@@ -256,20 +253,20 @@ public final class DiskCache: DataCaching, RenderLocking {
                 CacheFiles.makeDirectories(String(p.dropLast(key.hex.count + 6)))
                 fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
             }
-            guard fd >= 0 else { return lockUnavailable("cannot open \(p): \(CacheFiles.errorText(errno))") }
+            guard fd >= 0 else { return lockUnavailable("cannot open \(p): \(Errno.text(errno))") }
             while flock(fd, LOCK_EX | LOCK_NB) != 0 {
                 let code = errno
                 if code == EINTR { continue }
                 guard code == EWOULDBLOCK else {
                     close(fd)
-                    return lockUnavailable("cannot lock \(p): \(CacheFiles.errorText(code))")
+                    return lockUnavailable("cannot lock \(p): \(Errno.text(code))")
                 }
                 if Timeline.now() >= deadline {
                     close(fd)
                     return .timedOut
                 }
                 waited = true
-                CacheFiles.sleep(milliseconds: pause)
+                Sleep.milliseconds(pause)
                 pause = min(pause * 2, 10)
             }
             if CacheFiles.isSameFile(fd, p) { return .acquired(RenderLock(fd: fd, path: p), waited: waited) }

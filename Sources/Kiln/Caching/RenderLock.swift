@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A held render lock. `DiskCache`'s is an exclusive `flock` on a key's lock file: the kernel
 /// releases it when the process dies, so a killed holder never blocks others; `release()` (or

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import KilnCore
 
 /// Loads sources from a folder, never from outside it.
@@ -41,11 +37,7 @@ public struct FileSource: SourceLoading {
     /// `realpath`, `open` (no symlink at the last step), `fstat`: the identity of what will be read.
     public func open(_ path: String) throws(LoadError) -> any OpenedSource {
         let real = try resolve(path)
-        #if canImport(Glibc)
         let fd = Glibc.open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        #else
-        let fd = Darwin.open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        #endif
         guard fd >= 0 else {
             if errno == EACCES { throw .forbidden("permission denied") }
             throw .notFound("no source at \(path)")

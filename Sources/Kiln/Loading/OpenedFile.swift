@@ -1,9 +1,6 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import KilnCore
+import KilnSystem
 
 /// A source file opened by `FileSource.open`: the descriptor, the identity `fstat` gave, and the
 /// size limit checked before reading. Closed on deinit.
@@ -26,9 +23,13 @@ final class OpenedFile: OpenedSource {
             throw .tooLarge("source is \(identity.size) bytes, over the limit of \(maxFileBytes)")
         }
         var data = [UInt8](repeating: 0, count: identity.size)
-        let filled = data.withUnsafeMutableBytes { CacheFiles.readFully(fd, into: $0, offset: 0) }
-        guard filled >= 0 else { throw .io("cannot read \(path): \(CacheFiles.errorText(errno))") }
-        if filled < data.count { data.removeSubrange(filled...) }
+        let read = data.withUnsafeMutableBytes { raw in
+            Result { () throws(SystemError) in try FileDescriptorIO.readFully(fd, into: raw, offset: 0) }
+        }
+        switch read {
+        case .success(let filled): if filled < data.count { data.removeSubrange(filled...) }
+        case .failure(let error): throw .io("cannot read \(path): \(Errno.text(error.code))")
+        }
         return data
     }
 

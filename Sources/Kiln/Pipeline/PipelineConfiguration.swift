@@ -40,7 +40,13 @@ public struct PipelineConfiguration: Sendable {
         } catch {
             throw .invalid(key: "source.root", value: source.root, expected: "an existing folder", origin: "")
         }
-        return ImagePipeline(stages: .standard(source: files, processors: ProcessorFactory(registry: processors)), limits: limits, output: output)
+        let stages: PipelineStages
+        do {
+            stages = try .standard(source: files, processors: ProcessorFactory(registry: processors))
+        } catch {
+            throw .unavailable("\(error)")
+        }
+        return ImagePipeline(stages: stages, limits: limits, output: output)
     }
 
     /// The standard pipeline over `source.root` with the caches of `cache` (a memory cache, and a

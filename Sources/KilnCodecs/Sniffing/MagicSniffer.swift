@@ -33,7 +33,8 @@ public final class MagicSniffer: TypeSniffing {
     }
 
     /// Opens libmagic and loads its database; a database that does not load stops the process
-    /// with the reason (`fatalError`). Use `load(maxBytes:)` where the error can be reported.
+    /// with the reason (`fatalError`). For tests and tools only: the pipeline uses
+    /// `load(maxBytes:)`, so the server reports a missing database as one line and does not start.
     public convenience init(maxBytes: Int = 64 * 1024) {
         let cookie: magic_t
         do {

@@ -7,6 +7,8 @@ public enum ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The file is not valid TOML (or not the shape Kiln reads): `file:line: message`.
     case syntax(file: String, line: Int, message: String)
     case unreadable(String)
+    /// Something the settings need is missing from the machine (libmagic's database).
+    case unavailable(String)
 
     public var description: String {
         switch self {
@@ -14,6 +16,7 @@ public enum ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .unknownKey(key, origin): "unknown setting \(key) (\(origin))"
         case let .syntax(file, line, message): "\(file):\(line): \(message)"
         case let .unreadable(why): "cannot read configuration: \(why)"
+        case let .unavailable(why): why
         }
     }
 }

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The path guard of sources: a root-relative path resolves (symlinks followed, `realpath`) to a
 /// real path that must lie under the root's real path, or it is refused. With `PathDecoding`

@@ -1,6 +1,7 @@
 import Glibc
 import KilnCore
 import Logging
+import Synchronization
 
 /// Renders a list of URL paths into the disk cache with a few threads, each with its own image
 /// handler (pipeline, memory cache, disk cache instance): pipelines are single-threaded, and
@@ -11,7 +12,7 @@ import Logging
 /// variant for clients that do not accept WebP): the same URL grammar, keys and caches as the
 /// server. `X-Cache: MISS` means rendered here; any other value means it was on disk already
 /// (or another process rendered it while this one waited).
-public final class Warmer: @unchecked Sendable {
+public final class Warmer: Sendable {
     public enum Outcome: Sendable, Equatable {
         case rendered
         case skipped
@@ -35,10 +36,13 @@ public final class Warmer: @unchecked Sendable {
     let onProgress: @Sendable (Tally) -> Void
     static let failuresKept = 5
 
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private var next = 0
-    private var tally = Tally()
-    private var failureIndex: [Int] = []
+    /// What the threads share: the next path to take and the tally so far.
+    private struct Progress {
+        var next = 0
+        var tally = Tally()
+        var failureIndex: [Int] = []
+    }
+    private let progress = Mutex(Progress())
 
     public init(paths: [String], logger: Logger, makeHandler: @escaping @Sendable () throws -> ImageHandler,
                 onProgress: @escaping @Sendable (Tally) -> Void) {
@@ -46,12 +50,6 @@ public final class Warmer: @unchecked Sendable {
         self.makeHandler = makeHandler
         self.logger = logger
         self.onProgress = onProgress
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
     }
 
     /// Runs `jobs` threads until every path is done; returns the tally.
@@ -72,7 +70,7 @@ public final class Warmer: @unchecked Sendable {
         }
         if threads.isEmpty { work() }   // no thread could be started: do it here
         for t in threads { pthread_join(t, nil) }
-        return locked { tally }
+        return progress.withLock { $0.tally }
     }
 
     /// One thread: its own handler, then paths from the shared list until none are left.
@@ -102,35 +100,29 @@ public final class Warmer: @unchecked Sendable {
     }
 
     private func take() -> Int? {
-        locked {
-            guard next < paths.count else { return nil }
-            next += 1
-            return next - 1
+        progress.withLock { p in
+            guard p.next < paths.count else { return nil }
+            p.next += 1
+            return p.next - 1
         }
     }
 
     private func record(_ index: Int, _ outcome: Outcome) {
-        locked {
+        progress.withLock { p in
             switch outcome {
-            case .rendered: tally.rendered += 1
-            case .skipped: tally.skipped += 1
+            case .rendered: p.tally.rendered += 1
+            case .skipped: p.tally.skipped += 1
             case .failed(let reason):
-                tally.failed += 1
+                p.tally.failed += 1
                 // Keep the first failures by list order, whichever thread finished first.
-                failureIndex.append(index)
-                tally.failures.append((paths[index], reason))
-                let order = zip(failureIndex, tally.failures).sorted { $0.0 < $1.0 }.prefix(Warmer.failuresKept)
-                failureIndex = order.map(\.0)
-                tally.failures = order.map(\.1)
+                p.failureIndex.append(index)
+                p.tally.failures.append((paths[index], reason))
+                let order = zip(p.failureIndex, p.tally.failures).sorted { $0.0 < $1.0 }.prefix(Warmer.failuresKept)
+                p.failureIndex = order.map(\.0)
+                p.tally.failures = order.map(\.1)
             }
-            onProgress(tally)
+            onProgress(p.tally)
         }
-    }
-
-    private func locked<T>(_ body: () -> T) -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return body()
     }
 }
 

@@ -1,6 +1,7 @@
 import CKilnShims
 import Glibc
 import KilnCore
+import KilnSystem
 
 /// One setting given on the command line (`--workers 4` is `server.workers = 4`, origin `flag --workers`).
 public struct ConfigOverride: Sendable, Equatable {
@@ -95,21 +96,14 @@ public struct ConfigurationLoader: Sendable {
 
     /// The whole file as UTF-8; `unreadable` with the reason otherwise.
     static func readFile(_ path: String) throws(ConfigError) -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .unreadable("\(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16_384)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .unreadable("\(path): \(String(cString: strerror(errno)))")
-            }
-            if n == 0 { break }
-            bytes.append(contentsOf: chunk[0..<n])
-            guard bytes.count <= 1 << 20 else { throw .unreadable("\(path): larger than 1 MB") }
+        var st = stat()
+        guard stat(path, &st) == 0 else { throw .unreadable("\(path): \(Errno.text(errno))") }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { throw .unreadable("\(path): not a regular file") }
+        guard st.st_size <= 1 << 20 else { throw .unreadable("\(path): larger than 1 MB") }
+        do throws(SystemError) {
+            return String(decoding: try Files.read(path), as: UTF8.self)
+        } catch {
+            throw .unreadable("\(path): \(Errno.text(error.code))")
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -1,6 +1,7 @@
 import CKilnShims
 import Glibc
 import KilnCore
+import KilnSystem
 
 /// The settings the master validated, handed to its workers on an inherited descriptor, so a worker
 /// never reads a configuration file the master has not checked. (Without it, a worker started
@@ -44,34 +45,30 @@ public enum SettingsSnapshot {
     /// above (so spawning can put the listening socket on 0 and this on 3 in either order).
     public static func makeFile(_ values: ConfigValues) throws -> Int32 {
         let fd = kiln_settings_memfd()
-        guard fd >= 0 else { throw ServerStartError("memfd_create: \(errnoText(errno))") }
-        let bytes = encode(values)
-        var off = 0
-        while off < bytes.count {
-            let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + off, $0.count - off, off_t(off)) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                let e = errno
-                close(fd)
-                throw ServerStartError("cannot write the settings snapshot: \(errnoText(e))")
-            }
-            off += n
+        guard fd >= 0 else { throw ServerStartError("memfd_create: \(Errno.text(errno))") }
+        do throws(SystemError) {
+            try FileDescriptorIO.writeAll(fd, encode(values))
+        } catch {
+            close(fd)
+            throw ServerStartError("cannot write the settings snapshot: \(Errno.text(error.code))")
         }
         _ = kiln_seal(fd)
         return fd
     }
 
-    /// Reads the snapshot a worker inherited on `fd` and closes it.
+    /// Reads the snapshot a worker inherited on `fd` and closes it. Reads at offset 0 (`pread`):
+    /// the descriptor's offset is shared with the master, which left it at the end.
     public static func read(fd: Int32) throws(ConfigError) -> ConfigValues {
         defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16_384)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(bytes.count)) }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw .unreadable("settings snapshot on fd \(fd): \(errnoText(errno))") }
-            if n == 0 { break }
-            bytes += chunk[0..<n]
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw .unreadable("settings snapshot on fd \(fd): \(Errno.text(errno))") }
+        var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
+        let read = bytes.withUnsafeMutableBytes { raw in
+            Result { () throws(SystemError) in try FileDescriptorIO.readFully(fd, into: raw, offset: 0) }
+        }
+        switch read {
+        case .success(let n): bytes.removeSubrange(n...)
+        case .failure(let error): throw .unreadable("settings snapshot on fd \(fd): \(Errno.text(error.code))")
         }
         return try decode(bytes)
     }

@@ -1,4 +1,5 @@
 import Glibc
+import KilnSystem
 
 /// Test instrumentation for the process layer, off by default: `debug.echo_handler = true` makes
 /// every worker answer with its PID instead of rendering, so the master/worker tests (respawn,
@@ -12,7 +13,7 @@ public struct EchoHandler: RequestHandling {
 
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
         if request.uri.contains("sleep") {
-            EchoHandler.sleep(milliseconds: EchoHandler.number(after: "sleep=", in: request.uri) ?? 2000)
+            Sleep.milliseconds(EchoHandler.number(after: "sleep=", in: request.uri) ?? 2000)
         }
         var body = Array("kiln worker \(getpid()): \(request.uri)\n".utf8)
         if let n = EchoHandler.number(after: "bytes=", in: request.uri), n > body.count, n <= 64 << 20 {
@@ -27,12 +28,5 @@ public struct EchoHandler: RequestHandling {
     static func number(after key: String, in uri: String) -> Int? {
         guard let r = uri.range(of: key) else { return nil }
         return Int(uri[r.upperBound...].prefix { $0.isNumber })
-    }
-
-    /// nanosleep returns early on a signal even with SA_RESTART: sleep the remainder.
-    static func sleep(milliseconds: Int) {
-        var req = timespec(tv_sec: milliseconds / 1000, tv_nsec: (milliseconds % 1000) * 1_000_000)
-        var rem = timespec()
-        while nanosleep(&req, &rem) != 0 && errno == EINTR { req = rem }
     }
 }

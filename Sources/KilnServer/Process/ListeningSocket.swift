@@ -234,9 +234,3 @@ public struct ListenError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { "cannot listen on \(address): \(reason)" }
 }
-
-/// errno text for the files of this module not converted to `KilnSystem.Errno` yet
-/// (Configuration/SettingsSnapshot.swift); remove once it uses `Errno.text`.
-func errnoText(_ e: Int32) -> String {
-    Errno.text(e)
-}

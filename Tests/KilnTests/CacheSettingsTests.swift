@@ -21,7 +21,7 @@ import KilnCore
         ("output.webp_method", { $0.output.webpMethod = 5 }),
         ("output.png_compression_level", { $0.output.pngCompressionLevel = 9 }),
         ("output.progressive", { $0.output.progressive = true }),
-        ("output.background", { $0.output.background = [0, 0, 0] }),
+        ("output.background", { $0.output.background = .black }),
     ] }
 
     @Test func everyOutputSettingChangesTheKeyOfAURLThatDoesNotSayIt() throws {

@@ -27,6 +27,6 @@ extension OutputConfiguration {
     /// What transparent pixels are flattened onto for outputs without alpha: the URL's `bg:`,
     /// else `background`.
     public func flattenBackground(for request: OutputOptions) -> RGBColor {
-        request.background ?? backgroundColor
+        request.background ?? background
     }
 }

@@ -12,7 +12,7 @@ public struct OutputConfiguration: ConfigSection, Equatable {
     /// encodes faster; progressive is usually a little smaller).
     public var progressive = Key.progressive.defaultValue
     /// RGB that transparent pixels are flattened onto for JPEG.
-    public var background: [UInt8] = Key.background.defaultValue
+    public var background: RGBColor = Key.background.defaultValue
 
     public enum Key {
         public static let jpegQuality = Setting.count("output.jpeg_quality", default: 80, in: 1...100,
@@ -23,10 +23,10 @@ public struct OutputConfiguration: ConfigSection, Equatable {
                                                      doc: "libwebp effort 0 (fast) … 6 (small)")
         public static let pngCompressionLevel = Setting.count("output.png_compression_level", default: 6, in: 0...9,
                                                               doc: "zlib level of PNG output")
-        public static let background = Setting<[UInt8]>.custom(
-            "output.background", default: [255, 255, 255], type: "RGB hex", expected: "an RGB hex colour such as ffffff",
+        public static let background = Setting<RGBColor>.custom(
+            "output.background", default: .white, type: "RGB hex", expected: "an RGB hex colour such as ffffff",
             doc: "colour transparent pixels are flattened onto for JPEG (the URL's `bg:` wins)",
-            parse: { OutputConfiguration.parseHex($0) }, format: { $0.count == 3 ? RGBColor(red: $0[0], green: $0[1], blue: $0[2]).description : "" })
+            parse: { RGBColor(hex: $0) }, format: { $0.description })
         public static let progressive = Setting.bool("output.progressive", default: false,
                                                      doc: "progressive JPEG / interlaced PNG unless the URL says `pg:`")
     }
@@ -41,11 +41,6 @@ public struct OutputConfiguration: ConfigSection, Equatable {
     ]
 
     public init() {}
-
-    /// `ff8800` or `#ff8800` to bytes.
-    public static func parseHex(_ text: String) -> [UInt8]? {
-        RGBColor(hex: text)?.bytes
-    }
 
     /// Encoder options for a format and the URL's output options. No ICC profile, by design: the
     /// pipeline converts every profiled source to sRGB (`ColorConverting`), which is what browsers

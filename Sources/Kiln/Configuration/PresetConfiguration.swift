@@ -40,7 +40,7 @@ public struct PresetConfiguration: Sendable, Equatable {
             let name = chains.keys.sorted().first { n in
                 (try? parser.parse("/pr:\(n)/x", isDecoded: true)) == nil
             } ?? ""
-            throw .invalid(key: "presets.\(name)", value: chains[name] ?? "", expected: "a chain of options such as rs:96:96:fill/circle/f:webp (\(error))",
+            throw .invalid(key: "presets.\(name)", value: chains[name] ?? "", expected: "a chain of options such as rs:96:96:fill/circle/f:webp (\(PipelineFailure(error).message))",
                            origin: origins[name] ?? "default")
         }
     }

@@ -2,6 +2,23 @@ import Glibc
 
 /// Whole-file reads and writes by path.
 public enum Files {
+    /// Flags for opening a file that must be a regular file before it is read: a FIFO or device
+    /// in its place never blocks the `open` (O_NONBLOCK), no symlink at the last step. The caller
+    /// `fstat`s the descriptor and refuses anything but a regular file (`clearNonBlocking` after).
+    public static let readRegularFlags: Int32 = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC
+
+    /// Whether `path` itself is a symbolic link (`lstat`; false when nothing is there).
+    public static func isSymbolicLink(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK
+    }
+
+    /// Clears O_NONBLOCK on `fd` (harmless for regular files, cleared so reads behave as usual).
+    public static func clearNonBlocking(_ fd: Int32) {
+        let flags = fcntl(fd, F_GETFL)
+        if flags >= 0 && flags & O_NONBLOCK != 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
+    }
+
     /// The bytes of the file at `path`.
     public static func read(_ path: String) throws(SystemError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -28,7 +45,9 @@ public enum Files {
     }
 
     /// Writes `bytes` to a new file beside `path`, then renames it over `path`: readers see the
-    /// old file or the whole new one, never a part. The temporary file is removed on failure.
+    /// old file or the whole new one, never a part. The temporary file is created by `mkstemp`
+    /// (O_EXCL, so never through a symlink); a symlink at `path` is replaced, never followed.
+    /// The temporary file is removed on failure.
     public static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws(SystemError) {
         var template = Array("\(path).tmp-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }

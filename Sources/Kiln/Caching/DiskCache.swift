@@ -84,7 +84,7 @@ public final class DiskCache: DataCaching, RenderLocking {
 
     public func entry(for key: CacheKey) -> CacheEntry? {
         let p = entryPath(key.hex)
-        let fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = open(p, Files.readRegularFlags)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var st = stat()
@@ -248,10 +248,10 @@ public final class DiskCache: DataCaching, RenderLocking {
         var waited = false
         var pause = 2
         for _ in 0..<100 {
-            var fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            var fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
             if fd < 0 && errno == ENOENT {
                 CacheFiles.makeDirectories(String(p.dropLast(key.hex.count + 6)))
-                fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+                fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
             }
             guard fd >= 0 else { return lockUnavailable("cannot open \(p): \(Errno.text(errno))") }
             while flock(fd, LOCK_EX | LOCK_NB) != 0 {

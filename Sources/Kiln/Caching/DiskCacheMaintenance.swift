@@ -1,5 +1,6 @@
 import Glibc
 import KilnCore
+import KilnSystem
 
 /// What a sweep did and left.
 public struct SweepStats: Sendable, Equatable {
@@ -60,7 +61,7 @@ extension DiskCache {
     /// when another process is sweeping (non-blocking lock on `sweep.lock`).
     public func sweep(maxBatch: Int = 10_000) -> SweepStats? {
         let start = Timeline.now()
-        let lockFD = open(sweepLockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let lockFD = open(sweepLockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
         guard lockFD >= 0 else { return nil }
         defer { close(lockFD) }
         guard flock(lockFD, LOCK_EX | LOCK_NB) == 0 else { return nil }
@@ -82,7 +83,7 @@ extension DiskCache {
             }
         }
         for p in staleLocks.prefix(maxBatch) {
-            let fd = open(p, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+            let fd = open(p, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
             guard fd >= 0 else { continue }
             // Remove only while holding the lock, and only the file we locked (see RenderLock).
             if flock(fd, LOCK_EX | LOCK_NB) == 0, CacheFiles.isSameFile(fd, p), unlink(p) == 0 { stats.removedLocks += 1 }
@@ -122,7 +123,7 @@ extension DiskCache {
     }
 
     private func isExpiredFailure(_ p: String, nowMs: Int64) -> Bool {
-        let fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = open(p, Files.readRegularFlags)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var fixed = [UInt8](repeating: 0, count: EntryCodec.fixedSize)
@@ -167,7 +168,7 @@ extension DiskCache {
     public func purge(sourcePath: String) -> (entries: Int, bytes: Int) {
         var removed = (entries: 0, bytes: 0)
         for e in scanEntries() {
-            let fd = open(e.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            let fd = open(e.path, Files.readRegularFlags)
             guard fd >= 0 else { continue }
             var st = stat()
             var matches = false

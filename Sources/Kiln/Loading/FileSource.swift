@@ -1,5 +1,6 @@
 import Glibc
 import KilnCore
+import KilnSystem
 
 /// Loads sources from a folder, never from outside it.
 ///
@@ -34,10 +35,12 @@ public struct FileSource: SourceLoading {
         return try FileSource.identity(st, path: path)
     }
 
-    /// `realpath`, `open` (no symlink at the last step), `fstat`: the identity of what will be read.
+    /// `realpath`, `open` (no symlink at the last step, never blocking: a FIFO in place of a
+    /// source would hold the worker), `fstat`: the identity of what will be read; anything but a
+    /// regular file is refused like a missing one.
     public func open(_ path: String) throws(LoadError) -> any OpenedSource {
         let real = try resolve(path)
-        let fd = Glibc.open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = Glibc.open(real, Files.readRegularFlags)
         guard fd >= 0 else {
             if errno == EACCES { throw .forbidden("permission denied") }
             throw .notFound("no source at \(path)")
@@ -48,7 +51,9 @@ public struct FileSource: SourceLoading {
             throw .io("cannot stat \(path)")
         }
         do {
-            return OpenedFile(fd: fd, path: path, identity: try FileSource.identity(st, path: path), maxFileBytes: maxFileBytes)
+            let identity = try FileSource.identity(st, path: path)
+            Files.clearNonBlocking(fd)
+            return OpenedFile(fd: fd, path: path, identity: identity, maxFileBytes: maxFileBytes)
         } catch {
             close(fd)
             throw error

@@ -356,12 +356,17 @@ public final class Master {
 
     // MARK: - files
 
+    /// Writes the pid beside `path` and renames it over `path`. A symlink at `path` is refused
+    /// (like nginx and php-fpm): a pid file written as root must never go where a link points.
     func writePidFile(_ path: String) throws {
         guard !path.isEmpty else { return }
+        guard !Files.isSymbolicLink(path) else {
+            throw ServerStartError("server.pid_file \(path) is a symbolic link: refusing to write through it")
+        }
         do {
             try Files.writeAtomically(Array("\(getpid())\n".utf8), to: path)
         } catch {
-            throw ServerStartError("cannot write pid_file \(path): \(Errno.text(error.code))")
+            throw ServerStartError("cannot write server.pid_file \(path): \(Errno.text(error.code))")
         }
         writtenPidFile = path
     }

@@ -33,7 +33,7 @@ public enum Gravity: Sendable, Hashable {
         guard let name = fields.first else { return nil }
         let rest = fields.dropFirst()
         if name == "fp" {
-            guard rest.count == 2, let x = Double(rest[rest.startIndex]), let y = Double(rest[rest.startIndex + 1]),
+            guard rest.count == 2, let x = NumberGrammar.decimal(rest[rest.startIndex]), let y = NumberGrammar.decimal(rest[rest.startIndex + 1]),
                   (0...1).contains(x), (0...1).contains(y) else { return nil }
             return .focalPoint(x: x, y: y)
         }

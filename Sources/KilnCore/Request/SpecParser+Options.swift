@@ -81,7 +81,7 @@ extension SpecParser {
             b.append(.saturation(try a.int(0, "saturation", -100...100)))
         case "rotate", "rot":
             try a.arity(1...1)
-            guard let d = Int(a[0]), [0, 90, 180, 270, 360].contains(d) else { throw a.invalid("angle must be 90, 180 or 270") }
+            guard let d = NumberGrammar.integer(a[0]), [0, 90, 180, 270, 360].contains(d) else { throw a.invalid("angle must be 90, 180 or 270") }
             if d % 360 != 0 { b.append(.rotate(degrees: d)) }
         case "flip":
             try a.arity(1...1)
@@ -149,7 +149,7 @@ struct OptionArguments {
 
     func int(_ i: Int, _ what: String, _ range: ClosedRange<Int>) throws(SpecError) -> Int {
         guard i < args.count else { throw invalid("missing \(what)") }
-        guard let v = Int(args[i]), range.contains(v) else {
+        guard let v = NumberGrammar.integer(args[i]), range.contains(v) else {
             throw invalid("\(what) must be a whole number in \(range.lowerBound)...\(range.upperBound)")
         }
         return v
@@ -157,7 +157,7 @@ struct OptionArguments {
 
     func double(_ i: Int, _ what: String, _ range: ClosedRange<Double>) throws(SpecError) -> Double {
         guard i < args.count else { throw invalid("missing \(what)") }
-        guard let v = Double(args[i]), v.isFinite, range.contains(v) else {
+        guard let v = NumberGrammar.decimal(args[i]), v.isFinite, range.contains(v) else {
             throw invalid("\(what) must be a number in \(Gravity.format(range.lowerBound))...\(Gravity.format(range.upperBound))")
         }
         return v
@@ -165,7 +165,7 @@ struct OptionArguments {
 
     /// A Gaussian sigma: more than 0 and at most `max`.
     func sigma(_ i: Int, max: Double) throws(SpecError) -> Double {
-        guard let v = Double(args[i]), v.isFinite, v > 0, v <= max else {
+        guard let v = NumberGrammar.decimal(args[i]), v.isFinite, v > 0, v <= max else {
             throw invalid("sigma must be a number above 0 and at most \(Gravity.format(max))")
         }
         return v

@@ -63,7 +63,7 @@ import Testing
     }
 
     @Test(arguments: ["/rs:1:1/../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/a/..%2f..%2fetc/passwd",
-                      "/a/%2E%2E/b.jpg", "/./a.jpg", "/a%00b.jpg"])
+                      "/a/%2E%2E/b.jpg", "/./a.jpg"])
     func pathTricksAreForbidden(path: String) {
         #expect(throws: SpecError.self) { try parser.parse(path) }
         do { _ = try parser.parse(path) } catch let e as SpecError {
@@ -92,5 +92,41 @@ import Testing
 
     @Test func malformedPercentEncoding() {
         #expect(throws: SpecError.self) { try parser.parse("/a%zz.jpg") }
+    }
+
+    /// A NUL would end the path at the first C boundary: refused as a malformed path (400), in
+    /// an option segment or the source path, encoded or (already decoded) raw.
+    @Test(arguments: [("/a%00b.jpg", false), ("/w:100/photo.jpg%00.png", false), ("/w:1%000/a.jpg", false),
+                      ("/w:100/photo.jpg\u{0}.png", true), ("/w:100\u{0}/a.jpg", true)])
+    func nulInThePathIsMalformed(path: String, isDecoded: Bool) {
+        do {
+            _ = try parser.parse(path, isDecoded: isDecoded)
+            Issue.record("accepted \(path.debugDescription)")
+        } catch {
+            guard case .malformedPath(let reason) = error else { Issue.record("wrong error \(error)"); return }
+            #expect(reason.contains("NUL"))
+        }
+    }
+
+    /// One number grammar for every numeric argument: decimal digits, an optional `-`, a fraction
+    /// where fractions are allowed; no hex, exponent, `inf`/`nan` or leading `+`.
+    @Test(arguments: ["dpr:0x2", "bl:1e-300", "bl:nan", "dpr:inf", "w:+5", "w:0x10", "dpr:2e0", "q:+80",
+                      "dpr:1.", "dpr:.5", "bl: 1", "co:--5", "rot:+90", "dpr:NaN", "bl:0x1p-3"])
+    func numbersHaveOneGrammar(option: String) {
+        do {
+            _ = try parser.parse("/\(option)/a.jpg")
+            Issue.record("accepted \(option)")
+        } catch {
+            guard case .invalidOption(let segment, _) = error else { Issue.record("wrong error \(error)"); return }
+            #expect(segment == option)
+        }
+    }
+
+    @Test func plainNumbersStillParse() throws {
+        #expect(try parser.parse("/w:100/dpr:1.5/a.jpg").canonical == parser.parse("/w:150/a.jpg").canonical)
+        let blurred = try parser.parse("/bl:0.5/a.jpg")
+        #expect(blurred.operations == [.blur(sigma: 0.5)])
+        #expect(try parser.parse("/co:-20/a.jpg").operations == [.contrast(-20)])
+        #expect(try parser.parse("/dpr:2/w:10/a.jpg").canonical == parser.parse("/w:20/a.jpg").canonical)
     }
 }

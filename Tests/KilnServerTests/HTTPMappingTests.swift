@@ -2,6 +2,18 @@ import Testing
 @testable import KilnServer
 
 @Suite struct HTTPMappingTests {
+    /// libfcgi hands DOCUMENT_URI over as a C string, so a decoded NUL would silently end the
+    /// path there: a `%00` in the raw path makes the raw URI the one parsed (and refused).
+    @Test func encodedNULInTheRawPathIsParsedRaw() {
+        let nul = HTTPRequest(fastCGIParams: ["REQUEST_URI": "/w:100/photo.jpg%00.png", "DOCUMENT_URI": "/w:100/photo.jpg"])
+        #expect(nul.specPath.path == "/w:100/photo.jpg%00.png")
+        #expect(nul.specPath.isDecoded == false)
+        let query = HTTPRequest(fastCGIParams: ["REQUEST_URI": "/w:100/photo.jpg?x=%00", "DOCUMENT_URI": "/w:100/photo.jpg"])
+        #expect(query.specPath.path == "/w:100/photo.jpg")
+        #expect(query.specPath.isDecoded)
+        #expect(HTTPRequest.pathHasEncodedNUL("/a%000b") && !HTTPRequest.pathHasEncodedNUL("/a%100b"))
+    }
+
     @Test func requestFromFastCGIParams() {
         let r = HTTPRequest(fastCGIParams: [
             "REQUEST_METHOD": "HEAD", "REQUEST_URI": "/w_100/a%20b.jpg?x=1", "DOCUMENT_URI": "/w_100/a b.jpg",

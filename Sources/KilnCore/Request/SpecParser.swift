@@ -31,6 +31,7 @@ public struct SpecParser: Sendable {
     /// Parses the path of a request; a query string is ignored. `isDecoded`: the path was already
     /// percent-decoded (nginx's `DOCUMENT_URI`), so `%` is taken literally.
     public func parse(_ rawPath: String, isDecoded: Bool = false) throws(SpecError) -> ImageRequest {
+        if rawPath.utf8.contains(0) { throw .malformedPath(reason: "NUL byte (%00) in the path") }
         var path = Substring(rawPath)
         if !isDecoded, let q = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<q] }
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(path.hasPrefix("/") ? 1 : 0)

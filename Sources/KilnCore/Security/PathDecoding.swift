@@ -3,7 +3,9 @@
 /// Each segment is decoded on its own, so `%2F` cannot create a new segment and `%2e%2e`
 /// is caught as `..`.
 enum PathDecoding {
+    /// A NUL (`%00`, or a raw one) is refused: it would end the path at a C boundary.
     static func decodeSegment(_ raw: Substring) throws(SpecError) -> String {
+        if raw.utf8.contains(0) { throw .malformedPath(reason: "NUL byte (%00) in the path") }
         guard raw.contains("%") else { return String(raw) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(raw.utf8.count)
@@ -13,6 +15,7 @@ enum PathDecoding {
                 guard let h = it.next(), let l = it.next(), let hv = hex(h), let lv = hex(l) else {
                     throw .malformedPath(reason: "bad percent-encoding in '\(raw)'")
                 }
+                guard hv | lv != 0 else { throw .malformedPath(reason: "NUL byte (%00) in the path") }
                 bytes.append(hv << 4 | lv)
             } else {
                 bytes.append(c)
@@ -32,7 +35,7 @@ enum PathDecoding {
             let s = isDecoded ? String(raw) : try decodeSegment(raw)
             if s == ".." || s == "." { throw .forbiddenPath(reason: "'.' and '..' are not allowed in the source path") }
             if s.contains("/") || s.contains("\\") { throw .forbiddenPath(reason: "encoded slash in the source path") }
-            if s.utf8.contains(0) { throw .forbiddenPath(reason: "NUL byte in the source path") }
+            if s.utf8.contains(0) { throw .malformedPath(reason: "NUL byte (%00) in the path") }
             parts.append(s)
         }
         guard !parts.isEmpty else { throw .missingSourcePath }

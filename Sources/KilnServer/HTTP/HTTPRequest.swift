@@ -22,9 +22,23 @@ public struct HTTPRequest: Sendable, Equatable {
 
     /// The path to parse and whether it is already percent-decoded: `DOCUMENT_URI` when nginx
     /// gave it (so `rewrite ... last` rules such as `/thumb/WxH/...` work), else the raw URI.
+    /// A NUL cannot survive in `DOCUMENT_URI` (libfcgi hands params over as C strings, so the
+    /// path would end there): when the raw path holds `%00`, the raw URI is parsed instead and
+    /// the parser refuses it (400).
     public var specPath: (path: String, isDecoded: Bool) {
-        if let d = documentURI, !d.isEmpty { return (d, true) }
+        if let d = documentURI, !d.isEmpty, !HTTPRequest.pathHasEncodedNUL(uri) { return (d, true) }
         return (uri, false)
+    }
+
+    /// Whether the path part of a raw request target (before `?`/`#`) holds `%00`.
+    static func pathHasEncodedNUL(_ uri: String) -> Bool {
+        let path = uri.utf8.prefix { $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+        var it = path.makeIterator()
+        while let c = it.next() {
+            guard c == UInt8(ascii: "%") else { continue }
+            if it.next() == UInt8(ascii: "0"), it.next() == UInt8(ascii: "0") { return true }
+        }
+        return false
     }
 
     /// Builds a request from FastCGI params: `REQUEST_METHOD`, `REQUEST_URI`, `REMOTE_ADDR`, and

@@ -2,13 +2,13 @@
 import PackageDescription
 
 // Layering (C stays at the edges):
-//   CFastCGI CTurboJPEG CPNG CWebP CMagic CLcms2 CKilnShims   system libraries + fixed-arity C shims
+//   CTurboJPEG CPNG CWebP CMagic CLcms2 CKilnShims   system libraries + fixed-arity C shims
 //   KilnSystem      POSIX plumbing: read-all / write-all, atomic file writes, errno text, sleeps, clocks
 //   KilnCore        request model, spec parser, PixelBuffer, seams (protocols), errors; no C
 //   KilnCodecs      decoders, encoders, type sniffing: the only core target that sees C pointers
 //   KilnProcessing  resampler and processors over PixelBuffer; no C
 //   Kiln            the pipeline (load, sniff, decode, process, encode) and its default stages
-//   KilnServer      FastCGI responder, master/worker processes, HTTP mapping, configuration
+//   KilnServer      FastCGI responder (its own record reader, no libfcgi), master/worker processes, HTTP mapping, configuration
 //   kiln            the command line
 //
 // Kiln is Linux-only: it uses Glibc, memfd_create, prctl(PR_SET_PDEATHSIG) and posix_spawn file
@@ -31,7 +31,6 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
     ],
     targets: [
-        .systemLibrary(name: "CFastCGI", pkgConfig: "fcgi", providers: [.apt(["libfcgi-dev"])]),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
@@ -53,7 +52,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "KilnServer", dependencies: [
-            "Kiln", "KilnCodecs", "KilnSystem", "CFastCGI", "CKilnShims",
+            "Kiln", "KilnCodecs", "KilnSystem", "CKilnShims",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),

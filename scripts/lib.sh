@@ -12,7 +12,7 @@ KILN_BIN="${KILN_BIN:-$KILN_ROOT_DIR/.build/release/kiln}"
 # Debian packages the build, the tests and the benchmarks need. nginx is handled apart:
 # any of nginx, nginx-light, nginx-core, nginx-full will do.
 KILN_APT_PACKAGES=(
-    libfcgi-dev libfcgi-bin libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libwebp-dev
+    libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libwebp-dev
     libmagic-dev liblcms2-dev wrk pkg-config python3 python3-venv python3-pip
     ca-certificates git procps iproute2
 )

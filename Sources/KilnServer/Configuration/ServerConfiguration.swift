@@ -25,6 +25,13 @@ public struct ServerConfiguration: ConfigSection, Equatable {
     /// A worker exits after this many requests and the master starts a fresh one (recycling, as
     /// php-fpm's `pm.max_requests`); 0: unlimited.
     public var maxRequests = Key.maxRequests.defaultValue
+    /// How long a worker waits for one whole FastCGI request (BEGIN_REQUEST, params, STDIN to its
+    /// end) from the connection's accept, in seconds; past it the connection is closed. Also bounds
+    /// a write of the answer that makes no progress.
+    public var requestReadTimeout: Double = Key.requestReadTimeout.defaultValue
+    /// How long a connection the web server keeps open (`fastcgi_keep_conn on`) may stay idle
+    /// between requests, in seconds; the worker serves nobody else meanwhile.
+    public var keepaliveTimeout: Double = Key.keepaliveTimeout.defaultValue
     /// File the master writes its PID to (removed on exit), for `kill -HUP`; empty: none.
     public var pidFile = Key.pidFile.defaultValue
 
@@ -52,6 +59,12 @@ public struct ServerConfiguration: ConfigSection, Equatable {
                                                              doc: "how long a stop or reload waits for in-flight requests")
         public static let maxRequests = Setting.count("server.max_requests", default: 0, in: 0...1_000_000_000,
                                                       doc: "a worker is replaced after this many requests (0: never)")
+        public static let requestReadTimeout = Setting.duration(
+            "server.request_read_timeout", default: 5, in: 0.1...600,
+            doc: "a worker closes a FastCGI connection that has not sent a whole request this long after accept (or a write that makes no progress)")
+        public static let keepaliveTimeout = Setting.duration(
+            "server.keepalive_timeout", default: 5, in: 0...3600,
+            doc: "with `fastcgi_keep_conn on`, how long a kept connection may idle between requests (the worker serves no one else meanwhile)")
         public static let pidFile = Setting.text("server.pid_file", default: "",
                                                  doc: "where the master writes its PID; empty: nowhere")
     }
@@ -65,6 +78,8 @@ public struct ServerConfiguration: ConfigSection, Equatable {
         ConfigField(Key.backlog) { $0.backlog = $1 },
         ConfigField(Key.shutdownTimeout) { $0.shutdownTimeout = $1 },
         ConfigField(Key.maxRequests) { $0.maxRequests = $1 },
+        ConfigField(Key.requestReadTimeout) { $0.requestReadTimeout = $1 },
+        ConfigField(Key.keepaliveTimeout) { $0.keepaliveTimeout = $1 },
         ConfigField(Key.pidFile) { $0.pidFile = $1 },
     ]
 

@@ -1,12 +1,12 @@
 import Glibc
 import KilnSystem
 
-/// FastCGI STDOUT records (FastCGI 1.0, section 3.3) built in one buffer, so that a whole answer
-/// leaves in a single `write` whatever its size.
+/// FastCGI records (FastCGI 1.0, section 3.3) built in one buffer, so that a whole answer (its
+/// STDOUT records, the empty STDOUT record that ends the stream, and FCGI_END_REQUEST) leaves in a
+/// single `write` whatever its size.
 ///
-/// Each record is an 8-byte header (version 1, type 6 = FCGI_STDOUT, request id, content length,
-/// no padding) and at most 65 535 bytes of content. The end-of-stream record and
-/// FCGI_END_REQUEST are left to libfcgi's `FCGX_Finish_r`.
+/// Each record is an 8-byte header (version 1, type, request id, content length, no padding) and
+/// at most 65 535 bytes of content.
 struct FastCGIRecords {
     static let stdoutType: UInt8 = 6
     /// Content per record: the largest multiple of 8 that fits the 16-bit length.
@@ -34,6 +34,29 @@ struct FastCGIRecords {
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: content[offset..<offset + n]))
             offset += n
         }
+    }
+
+    /// Ends the answer: the empty STDOUT record, then FCGI_END_REQUEST (complete, `appStatus`).
+    mutating func appendEnd(appStatus: UInt32 = 0) {
+        bytes += FastCGIRecords.record(type: FastCGIRecords.stdoutType, requestID: requestID, content: [])
+        bytes += FastCGIRecords.endRequest(requestID: requestID, appStatus: appStatus,
+                                           protocolStatus: FastCGI.ProtocolStatus.requestComplete)
+    }
+
+    /// One record with `content` (at most 65 535 bytes), padded to a multiple of 8.
+    static func record(type: UInt8, requestID: Int, content: [UInt8]) -> [UInt8] {
+        precondition(content.count <= 65_535)
+        let padding = (8 - content.count % 8) % 8
+        return [FastCGI.version, type, UInt8(requestID >> 8 & 0xff), UInt8(requestID & 0xff),
+                UInt8(content.count >> 8), UInt8(content.count & 0xff), UInt8(padding), 0]
+            + content + [UInt8](repeating: 0, count: padding)
+    }
+
+    /// FCGI_END_REQUEST (section 5.5): the application's status and the protocol status.
+    static func endRequest(requestID: Int, appStatus: UInt32 = 0, protocolStatus: UInt8) -> [UInt8] {
+        record(type: FastCGI.RecordType.endRequest, requestID: requestID,
+               content: [UInt8(appStatus >> 24 & 0xff), UInt8(appStatus >> 16 & 0xff), UInt8(appStatus >> 8 & 0xff),
+                         UInt8(appStatus & 0xff), protocolStatus, 0, 0, 0])
     }
 
     /// Writes everything to `fd`, retrying after signals and short writes. Returns the errno of a

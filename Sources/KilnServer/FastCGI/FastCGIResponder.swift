@@ -1,22 +1,25 @@
-import CFastCGI
 import Glibc
+import KilnCore
 import KilnSystem
 import Logging
 
-/// Serves FastCGI requests from the listening socket on fd 0, one at a time, over libfcgi.
+/// Serves FastCGI requests from the listening socket on fd 0, one connection and one request at
+/// a time (FastCGI 1.0, role RESPONDER, no multiplexing).
 ///
-/// Single-threaded and synchronous: `accept`, read params, `handler.handle`, write head and body,
-/// finish (close the connection), repeat. A failed write (nginx closed early) ends that request only:
-/// SIGPIPE must be ignored in the process (`Worker` does it before creating the responder, which also
-/// keeps libfcgi from installing its own SIGPIPE handler).
+/// Single-threaded and synchronous: `accept4`, read the whole request (`FastCGIConnection`, with
+/// its deadline), `handler.handle`, write head, body and FCGI_END_REQUEST in one `write`, close
+/// (or wait for the next request on a connection the web server keeps), repeat. A failed write
+/// (nginx closed early) ends that connection only: SIGPIPE must be ignored in the process
+/// (`Worker` does it).
 public final class FastCGIResponder {
-    /// libfcgi keeps pointers to the request inside its streams, so it lives at a fixed address.
-    private let request: UnsafeMutablePointer<FCGX_Request>
+    private let listenFD: Int32
     private let logger: Logger
+    private let timeouts: FastCGIConnection.Timeouts
+    private let limits: FastCGIRequestParser.Limits
+    /// The read buffer every connection of this worker uses.
+    private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
     /// Requests answered so far.
     public private(set) var requestCount = 0
-    /// The listening socket is AF_UNIX.
-    private let isUnixSocket: Bool
 
     /// Why `serve` returned.
     public enum Outcome: Equatable, Sendable {
@@ -30,28 +33,16 @@ public final class FastCGIResponder {
         case acceptFailed(Int32)
     }
 
-    /// - Parameter listenFD: the listening socket, 0 (`FCGI_LISTENSOCK_FILENO`) for workers.
-    public init(listenFD: Int32 = 0, logger: Logger) throws(FastCGIError) {
-        guard FCGX_Init() == 0 else { throw FastCGIError.initFailed }
+    /// - Parameters:
+    ///   - listenFD: the listening socket, 0 (`FCGI_LISTENSOCK_FILENO`) for workers.
+    ///   - requestReadTimeout: how long reading one whole request may take (`server.request_read_timeout`).
+    ///   - keepaliveTimeout: how long a kept connection may wait for its next request (`server.keepalive_timeout`).
+    public init(listenFD: Int32 = 0, requestReadTimeout: Double = ServerConfiguration.Key.requestReadTimeout.defaultValue,
+                keepaliveTimeout: Double = ServerConfiguration.Key.keepaliveTimeout.defaultValue, logger: Logger) {
+        self.listenFD = listenFD
         self.logger = logger
-        var address = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listenFD, $0, &length) }
-        }
-        isUnixSocket = named == 0 && address.ss_family == sa_family_t(AF_UNIX)
-        request = UnsafeMutablePointer<FCGX_Request>.allocate(capacity: 1)
-        request.initialize(to: FCGX_Request())
-        guard FCGX_InitRequest(request, listenFD, FCGI_FAIL_ACCEPT_ON_INTR) == 0 else {
-            request.deallocate()
-            throw FastCGIError.initFailed
-        }
-    }
-
-    deinit {
-        FCGX_Free(request, 1)
-        request.deinitialize(count: 1)
-        request.deallocate()
+        timeouts = .init(requestRead: requestReadTimeout, keepalive: keepaliveTimeout)
+        limits = .init()
     }
 
     /// Accepts and answers requests until `shouldStop()` is true between requests, accept fails, or
@@ -59,73 +50,99 @@ public final class FastCGIResponder {
     public func serve(handler: some RequestHandling, maxRequests: Int = 0, shouldStop: () -> Bool) -> Outcome {
         while true {
             if shouldStop() { return .stopRequested }
-            let rc = FCGX_Accept_r(request)
-            if rc < 0 {
+            // accept4 is not in Swift's Glibc module: accept, then close-on-exec (workers exec
+            // nothing; it is hygiene, not a race).
+            let fd = accept(listenFD, nil, nil)
+            if fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            if fd < 0 {
+                let e = errno
                 if shouldStop() { return .stopRequested }
-                let e = Int32(-rc)
+                if FastCGIResponder.acceptRetries.contains(e) { continue }
                 return e == EINVAL ? .listenerClosed : .acceptFailed(e)
             }
-            let params = FastCGIResponder.params(request.pointee.envp)
-            let httpRequest = HTTPRequest(fastCGIParams: params)
+            let connection = FastCGIConnection(fd: fd, timeouts: timeouts, limits: limits)
+            if serve(connection, handler: handler, maxRequests: maxRequests, shouldStop: shouldStop) {
+                return .maxRequestsReached
+            }
+        }
+    }
+
+    /// accept errors that concern one connection, not the listening socket (accept(2): Linux
+    /// passes a new connection's pending network errors on), and interruptions.
+    static let acceptRetries: Set<Int32> = [EINTR, EAGAIN, ECONNABORTED, EPROTO, ENETDOWN, ENOPROTOOPT, EHOSTDOWN,
+                                            ENONET, EHOSTUNREACH, EOPNOTSUPP, ENETUNREACH, EPERM]
+
+    /// Serves the requests of one connection and closes it. Returns true when `maxRequests` is reached.
+    private func serve(_ connection: FastCGIConnection, handler: some RequestHandling, maxRequests: Int,
+                       shouldStop: () -> Bool) -> Bool {
+        while true {
+            let next = buffer.withUnsafeMutableBytes { connection.nextRequest(buffer: $0, shouldStop: shouldStop) }
+            guard case let .request(request) = next else {
+                if case let .end(end) = next { log(end, connection) }
+                connection.close(linger: next == .end(.refused))
+                return false
+            }
+            let httpRequest = HTTPRequest(fastCGIParams: request.params)
             let response = handler.handle(httpRequest)
-            write(response, headOnly: httpRequest.method == "HEAD", uri: httpRequest.uri)
-            // On a unix socket nothing is gained by libfcgi's lingering close (shutdown, then
-            // wait up to 2 s for nginx to close first): the peer cannot be reset.
-            if isUnixSocket { request.pointee.detached = 1 }
-            FCGX_Finish_r(request)
+            let records = FastCGIResponder.records(response, headOnly: httpRequest.method == "HEAD", requestID: request.id)
+            let failed = connection.write(records.bytes)
+            if let failed {
+                logger.debug("client went away while writing \(response.status) for \(httpRequest.uri): \(Errno.text(failed))")
+            }
+            let keep = request.keepConnection && failed == nil
+            if !keep { connection.close() }
             handler.afterResponse()
             requestCount += 1
-            if maxRequests > 0 && requestCount >= maxRequests { return .maxRequestsReached }
-        }
-    }
-
-    /// Collects every `NAME=value` of a FastCGI param array.
-    static func params(_ envp: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> [String: String] {
-        var out: [String: String] = [:]
-        guard var p = envp else { return out }
-        while let entry = p.pointee {
-            let s = String(cString: entry)
-            if let eq = s.firstIndex(of: "=") {
-                out[String(s[..<eq])] = String(s[s.index(after: eq)...])
+            if maxRequests > 0 && requestCount >= maxRequests {
+                connection.close()
+                return true
             }
-            p += 1
+            if !keep { return false }
+            if shouldStop() {
+                connection.close()
+                return false
+            }
         }
-        return out
     }
 
-    /// Writes the CGI head and, unless `headOnly`, the body. Adds `Content-Length` when the handler
-    /// did not set one (so nginx need not chunk); a HEAD answer keeps the length of the full body.
-    ///
-    /// The answer goes out as FastCGI STDOUT records in one `write` on the connection instead of
-    /// through libfcgi's 8 KB stream buffer: a 73 KB image took nine `write` calls (and as many
-    /// wake-ups of nginx) that way. libfcgi's stream stays empty, so `FCGX_Finish_r` then only
-    /// adds the end-of-stream record and FCGI_END_REQUEST, as the protocol wants.
-    func write(_ response: HTTPResponse, headOnly: Bool, uri: String) {
+    private func log(_ end: FastCGIConnection.End, _ connection: FastCGIConnection) {
+        switch end {
+        case .timedOut(idle: true, _):
+            logger.debug("closed a kept FastCGI connection idle for keepalive_timeout (\(timeouts.keepalive) s)")
+        case let .timedOut(idle: false, bytes):
+            logger.warning("closed a FastCGI connection that did not send a whole request within request_read_timeout (\(timeouts.requestRead) s; \(bytes) bytes received)")
+        case .peerClosed(midRequest: true):
+            logger.info("the FastCGI peer closed the connection in the middle of a request (\(connection.bytesRead) bytes received)")
+        case .peerClosed(midRequest: false), .stopRequested:
+            break
+        case .refused:
+            logger.info("refused a FastCGI request (a role other than RESPONDER, or aborted); connection closed")
+        case let .protocolError(error):
+            logger.warning("FastCGI protocol error, connection closed: \(error)")
+        case let .failed(e):
+            logger.info("FastCGI connection failed: \(Errno.text(e))")
+        }
+    }
+
+    /// The answer as FastCGI records: the CGI head and, unless `headOnly`, the body, as STDOUT
+    /// records, then the end of STDOUT and FCGI_END_REQUEST. Adds `Content-Length` when the
+    /// handler did not set one (so nginx need not chunk); a HEAD answer keeps the length of the
+    /// full body. Everything leaves in one `write` (libfcgi's 8 KB stream took nine for 73 KB).
+    static func records(_ response: HTTPResponse, headOnly: Bool, requestID: Int) -> FastCGIRecords {
         var response = response
         if response.header("Content-Length") == nil && FastCGIResponder.mayHaveBody(response.status) {
             response.headers.append(("Content-Length", String(response.body.count)))
         }
-        var records = FastCGIRecords(requestID: Int(request.pointee.requestId))
+        var records = FastCGIRecords(requestID: requestID)
         records.reserve(payload: response.body.count + 1024)
         var head = response.cgiHead
         head.withUTF8 { records.appendStdout($0) }
         if !headOnly { response.body.withUnsafeBufferPointer { records.appendStdout($0) } }
-        if let e = records.write(to: request.pointee.ipcFd) {
-            logger.debug("client went away while writing \(response.status) for \(uri): \(Errno.text(e))")
-        }
+        records.appendEnd()
+        return records
     }
 
     static func mayHaveBody(_ status: Int) -> Bool {
         !(100..<200).contains(status) && status != 204 && status != 304
-    }
-}
-
-public enum FastCGIError: Error, Sendable, CustomStringConvertible {
-    case initFailed
-
-    public var description: String {
-        switch self {
-        case .initFailed: "libfcgi initialisation failed"
-        }
     }
 }

@@ -52,7 +52,6 @@ public struct Worker {
             return ExitStatus.failure
         }
         // nginx may close a connection before the answer is written: a write error, not a signal.
-        // Ignoring SIGPIPE before FCGX_Init also keeps libfcgi from installing its own handler.
         _ = kiln_ignore_signal(SIGPIPE)
         // Reloading is the master's business; a HUP sent to the whole process group is not ours.
         _ = kiln_ignore_signal(SIGHUP)
@@ -93,13 +92,8 @@ public struct Worker {
             return ExitStatus.failure
         }
 
-        let responder: FastCGIResponder
-        do {
-            responder = try FastCGIResponder(listenFD: 0, logger: logger)
-        } catch {
-            logger.error("\(error)")
-            return ExitStatus.failure
-        }
+        let responder = FastCGIResponder(listenFD: 0, requestReadTimeout: configuration.requestReadTimeout,
+                                         keepaliveTimeout: configuration.keepaliveTimeout, logger: logger)
         logger.debug("worker ready")
         let outcome = responder.serve(handler: handler, maxRequests: configuration.maxRequests) {
             kiln_stop_requested() != 0

@@ -1,0 +1,232 @@
+import Testing
+@testable import KilnServer
+
+/// The FastCGI record reader over bytes: whole requests in any split, padding, long lengths,
+/// limits, garbage, and the answers it gives without a handler.
+@Suite struct FastCGIRecordReaderTests {
+    typealias Parser = FastCGIRequestParser
+
+    static func record(_ type: UInt8, id: Int = 1, _ content: [UInt8], padding: Int? = nil, version: UInt8 = 1) -> [UInt8] {
+        let pad = padding ?? (8 - content.count % 8) % 8
+        return [version, type, UInt8(id >> 8), UInt8(id & 0xff), UInt8(content.count >> 8), UInt8(content.count & 0xff), UInt8(pad), 0]
+            + content + [UInt8](repeating: 0xAB, count: pad)
+    }
+
+    static func begin(id: Int = 1, role: Int = 1, keep: Bool = false) -> [UInt8] {
+        record(1, id: id, [UInt8(role >> 8), UInt8(role & 0xff), keep ? 1 : 0, 0, 0, 0, 0, 0])
+    }
+
+    static func request(id: Int = 1, role: Int = 1, keep: Bool = false, params: [(String, String)],
+                        stdin: [UInt8] = [], padding: Int? = nil) -> [UInt8] {
+        var out = begin(id: id, role: role, keep: keep)
+        let encoded = FastCGINameValuePairs.encode(params)
+        var i = 0
+        while i < encoded.count {
+            let n = min(65_535, encoded.count - i)
+            out += record(4, id: id, Array(encoded[i..<i + n]), padding: padding)
+            i += n
+        }
+        out += record(4, id: id, [])
+        if !stdin.isEmpty { out += record(5, id: id, stdin, padding: padding) }
+        out += record(5, id: id, [])
+        return out
+    }
+
+    static let nginxLike: [(String, String)] = [
+        ("REQUEST_METHOD", "GET"), ("REQUEST_URI", "/w:100/a.jpg?x=1"), ("DOCUMENT_URI", "/w:100/a.jpg"),
+        ("HTTP_ACCEPT", "image/webp,*/*"), ("REMOTE_ADDR", "127.0.0.1"), ("EMPTY", ""),
+    ]
+
+    @Test func wholeRequestInOneFeed() throws {
+        var p = Parser()
+        let out = try p.feed(Self.request(params: Self.nginxLike, stdin: [1, 2, 3]))
+        let r = try #require(out.request)
+        #expect(r.id == 1 && !r.keepConnection && r.stdinBytes == 3)
+        #expect(r.params == Dictionary(uniqueKeysWithValues: Self.nginxLike))
+        #expect(out.replies.isEmpty && !out.close)
+    }
+
+    @Test func everySplitPointGivesTheSameRequest() throws {
+        let bytes = Self.request(id: 7, params: Self.nginxLike, stdin: [9], padding: 5)
+        var whole = Parser()
+        let expected = try #require(try whole.feed(bytes).request)
+        for cut in 0...bytes.count {
+            var p = Parser()
+            let first = try p.feed(Array(bytes[..<cut]))
+            if cut < bytes.count {
+                #expect(first.request == nil, "complete after \(cut) of \(bytes.count) bytes")
+                #expect(p.hasPartialRequest == (cut > 0))
+                let second = try p.feed(Array(bytes[cut...]))
+                #expect(second.request == expected, "split at \(cut)")
+            } else {
+                #expect(first.request == expected)
+            }
+        }
+        // One byte at a time.
+        var p = Parser()
+        var got: FastCGIRequest?
+        for b in bytes { if let r = try p.feed([b]).request { got = r } }
+        #expect(got == expected)
+    }
+
+    @Test func theEmptyStdinRecordEndsTheRequest() throws {
+        var p = Parser()
+        let full = Self.request(params: Self.nginxLike)
+        let withoutStdinEnd = Array(full.dropLast(8))
+        #expect(try p.feed(withoutStdinEnd).request == nil)
+        #expect(p.hasPartialRequest)
+        #expect(try p.feed(Array(full.suffix(8))).request != nil)
+    }
+
+    @Test func longLengthsPaddingAndSeveralParamsRecords() throws {
+        let big = String(repeating: "x", count: 70_000) // 4-byte length, spans two PARAMS records
+        let name = String(repeating: "N", count: 200)    // 4-byte name length
+        var p = Parser()
+        let r = try #require(try p.feed(Self.request(params: [(name, "v"), ("Q", big), ("A", "b")], padding: 255)).request)
+        #expect(r.params[name] == "v" && r.params["Q"] == big && r.params["A"] == "b")
+    }
+
+    @Test func nulAndInvalidUTF8AreKeptVisibleAndDoNotCrash() throws {
+        var body: [UInt8] = []
+        body += [11, 12] + Array("DOCUMENT_URI".utf8).dropLast(1) // name "DOCUMENT_UR" (11)
+        body += Array("/a.jpg\0.png".utf8) + [0]                  // value: 12 bytes with NULs
+        body += [1, 2] + [0x41] + [0xff, 0xfe]                     // "A" = invalid UTF-8
+        var p = Parser()
+        let r = try #require(try p.feed(Self.begin() + Self.record(4, body) + Self.record(4, []) + Self.record(5, [])).request)
+        #expect(r.params["DOCUMENT_UR"] == "/a.jpg\0.png\0")
+        #expect(r.params["A"] == "\u{FFFD}\u{FFFD}")
+    }
+
+    @Test func malformedPairsAreProtocolErrors() {
+        let cases: [[UInt8]] = [
+            [5, 1, 0x41],                    // name runs past the end
+            [0x80, 0, 0],                    // 4-byte length cut short
+            [1],                             // value length missing
+            [0xff, 0xff, 0xff, 0xff, 0, 0x41], // 2^31-1 name length
+            [1, 0x8f, 0xff, 0xff, 0xff, 0x41],
+        ]
+        for body in cases {
+            var p = Parser()
+            #expect(throws: FastCGIProtocolError.self, "\(body)") {
+                _ = try p.feed(Self.begin() + Self.record(4, body) + Self.record(4, []) + Self.record(5, []))
+            }
+        }
+    }
+
+    @Test func limitsOnParamsBytesPairsAndRecords() {
+        var p = Parser(limits: .init(maxParamsBytes: 1000, maxParams: 10, maxRecords: 50))
+        let big = FastCGINameValuePairs.encode([("A", String(repeating: "b", count: 1200))])
+        #expect(throws: FastCGIProtocolError.tooLarge("more than 1000 bytes of params")) {
+            _ = try p.feed(Self.begin() + Self.record(4, big))
+        }
+        var q = Parser(limits: .init(maxParamsBytes: 1000, maxParams: 10, maxRecords: 50))
+        let many = FastCGINameValuePairs.encode((0..<11).map { ("K\($0)", "") })
+        #expect(throws: FastCGIProtocolError.tooLarge("more than 10 params")) {
+            _ = try q.feed(Self.begin() + Self.record(4, many) + Self.record(4, []))
+        }
+        var r = Parser(limits: .init(maxParamsBytes: 1000, maxParams: 10, maxRecords: 50))
+        let stdinDrip = (0..<60).flatMap { _ in Self.record(5, [1]) }
+        #expect(throws: FastCGIProtocolError.tooLarge("more than 50 records")) {
+            _ = try r.feed(Self.begin() + Self.record(4, []) + stdinDrip)
+        }
+    }
+
+    @Test func garbageAndWrongVersionAreRefused() {
+        var p = Parser()
+        #expect(throws: FastCGIProtocolError.unsupportedVersion(0x47)) { _ = try p.feed(Array("GET / HTTP/1.1\r\n\r\n".utf8)) }
+        var q = Parser()
+        #expect(throws: FastCGIProtocolError.unsupportedVersion(2)) { _ = try q.feed(Self.record(1, [0, 1, 0, 0, 0, 0, 0, 0], version: 2)) }
+        // STDIN before the params ended, records a web server never sends, a short BEGIN body.
+        let bad: [[UInt8]] = [
+            Self.begin() + Self.record(5, []),
+            Self.begin() + Self.record(6, [1]),
+            Self.begin() + Self.record(3, [0, 0, 0, 0, 0, 0, 0, 0]),
+            Self.begin() + Self.record(4, []) + Self.record(8, [1]),
+            Self.begin() + Self.begin(),
+            Self.record(1, [0, 1]),
+            Self.record(42, id: 3, []),
+        ]
+        for bytes in bad {
+            var r = Parser()
+            #expect(throws: FastCGIProtocolError.self, "\(bytes)") { _ = try r.feed(bytes) }
+        }
+    }
+
+    @Test func authorizerAndFilterGetUnknownRole() throws {
+        for role in [FastCGI.Role.authorizer, FastCGI.Role.filter, 0, 99] {
+            var p = Parser()
+            let out = try p.feed(Self.request(id: 3, role: role, params: Self.nginxLike))
+            #expect(out.request == nil)
+            #expect(out.close)
+            #expect(out.replies == FastCGIRecords.endRequest(requestID: 3, protocolStatus: FastCGI.ProtocolStatus.unknownRole))
+            #expect(Array(out.replies[8..<16]) == [0, 0, 0, 0, 3, 0, 0, 0])
+        }
+        // With FCGI_KEEP_CONN the refused request's records are ignored and the next one is served.
+        var p = Parser()
+        let out = try p.feed(Self.request(id: 3, role: 2, keep: true, params: Self.nginxLike) + Self.request(id: 4, params: [("A", "1")]))
+        #expect(!out.close)
+        #expect(out.replies.count == 16 && out.replies[4 + 8] == FastCGI.ProtocolStatus.unknownRole)
+        #expect(out.request?.id == 4 && out.request?.params == ["A": "1"])
+    }
+
+    @Test func aSecondRequestIDGetsCantMultiplex() throws {
+        var p = Parser()
+        let out = try p.feed(Self.begin(id: 1) + Self.begin(id: 2) + Self.record(4, id: 2, [1, 1, 0x41, 0x42])
+                             + Self.record(4, id: 1, []) + Self.record(5, id: 1, []))
+        #expect(out.replies == FastCGIRecords.endRequest(requestID: 2, protocolStatus: FastCGI.ProtocolStatus.cantMultiplexConnection))
+        #expect(out.request?.id == 1 && out.request?.params == [:])
+    }
+
+    @Test func getValuesAndUnknownManagementTypes() throws {
+        var p = Parser()
+        let query = FastCGINameValuePairs.encode([("FCGI_MAX_CONNS", ""), ("FCGI_MAX_REQS", ""), ("FCGI_MPXS_CONNS", ""), ("OTHER", "")])
+        let out = try p.feed(Self.record(9, id: 0, query) + Self.record(77, id: 0, [1, 2]))
+        #expect(out.request == nil && !out.close)
+        let header = Array(out.replies[0..<8])
+        #expect(header[0] == 1 && header[1] == FastCGI.RecordType.getValuesResult && header[2] == 0 && header[3] == 0)
+        let length = Int(header[4]) << 8 | Int(header[5])
+        let values = try Array(out.replies[8..<8 + length]).withUnsafeBytes { try FastCGINameValuePairs.decode($0, maxPairs: 10) }
+        #expect(values == ["FCGI_MAX_CONNS": "1", "FCGI_MAX_REQS": "1", "FCGI_MPXS_CONNS": "0"])
+        let unknown = Array(out.replies[(8 + length + Int(header[6]))...])
+        #expect(unknown == FastCGIRecords.record(type: FastCGI.RecordType.unknownType, requestID: 0, content: [77, 0, 0, 0, 0, 0, 0, 0]))
+        // Management records also work in the middle of a request.
+        var q = Parser()
+        let mid = try q.feed(Self.begin() + Self.record(9, id: 0, query) + Self.record(4, []) + Self.record(5, []))
+        #expect(mid.request != nil && !mid.replies.isEmpty)
+    }
+
+    @Test func abortDropsTheRequestAndInactiveIDsAreIgnored() throws {
+        var p = Parser()
+        let out = try p.feed(Self.record(4, id: 9, [1, 1, 0x41, 0x42]) + Self.begin(id: 1) + Self.record(2, id: 1, []))
+        #expect(out.request == nil && out.close)
+        #expect(out.replies == FastCGIRecords.endRequest(requestID: 1, protocolStatus: FastCGI.ProtocolStatus.requestComplete))
+    }
+
+    @Test func keptConnectionDeliversOneRequestAtATime() throws {
+        var p = Parser()
+        let first = try p.feed(Self.request(id: 1, keep: true, params: [("A", "1")]) + Self.request(id: 2, keep: true, params: [("A", "2")]))
+        #expect(first.request?.params == ["A": "1"] && first.request?.keepConnection == true)
+        #expect(p.bufferedBytes > 0)
+        let second = try p.feed([])
+        #expect(second.request?.params == ["A": "2"] && second.request?.id == 2)
+        let third = try p.feed([])
+        #expect(third.request == nil && !p.hasPartialRequest)
+    }
+
+    /// Random bytes, and random corruptions of a valid request: the reader returns or throws,
+    /// never traps (the fuzzer does this at scale).
+    @Test func randomBytesNeverCrash() {
+        var rng = SystemRandomNumberGenerator()
+        let valid = Self.request(params: Self.nginxLike, stdin: [1, 2])
+        for _ in 0..<3000 {
+            var bytes = valid
+            for _ in 0..<Int.random(in: 1...6, using: &rng) {
+                bytes[Int.random(in: 0..<bytes.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
+            }
+            var p = Parser()
+            _ = try? p.feed(bytes)
+            var q = Parser()
+            _ = try? q.feed((0..<Int.random(in: 0...64, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) })
+        }
+    }
+}

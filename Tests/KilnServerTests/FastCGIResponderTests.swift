@@ -64,7 +64,85 @@ final class OutcomeBox: @unchecked Sendable {
         #expect(done.wait(timeout: .now() + 10) == .success)
         #expect(box.outcome == .maxRequestsReached)
     }
+
+    /// Half a request (only BEGIN_REQUEST) is dropped at request_read_timeout and the responder
+    /// goes on; a kept connection serves two requests and is dropped when idle.
+    @Test func halfSentRequestsAndIdleKeptConnectionsAreBounded() throws {
+        let dir = try TemporaryFile.folder()
+        defer { rmdir(dir) }
+        var config = ServerConfiguration()
+        config.listen = .unix(path: dir + "/t.sock")
+        let socket = try ListeningSocket.open(config)
+        defer { socket.close() }
+        let fd = socket.fd
+        let box = OutcomeBox()
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            let responder = FastCGIResponder(listenFD: fd, requestReadTimeout: 0.3, keepaliveTimeout: 0.3, logger: Logger(label: "test"))
+            box.outcome = responder.serve(handler: EchoHandler(), maxRequests: 4) { false }
+            done.signal()
+        }
+        thread.start()
+
+        let client = FastCGITestClient(target: .unix(dir + "/t.sock"))
+        let half = try client.connectSocket()
+        defer { close(half) }
+        let started = Date()
+        try client.writeAll(half, FastCGITestClient.record(type: 1, content: [0, 1, 0, 0, 0, 0, 0, 0]))
+        var byte: UInt8 = 0
+        #expect(read(half, &byte, 1) == 0) // closed by the responder, not by our 10 s timeout
+        let waited = Date().timeIntervalSince(started)
+        #expect(waited >= 0.25 && waited < 3, "closed after \(waited) s")
+        #expect(try client.get("/after").status == 200)
+
+        // FCGI_KEEP_CONN: two requests on one connection, then idle until dropped.
+        let kept = try client.connectSocket()
+        defer { close(kept) }
+        for id: UInt8 in [1, 2] {
+            let params = FastCGITestClient.length(14) + FastCGITestClient.length(3) + Array("REQUEST_METHOD".utf8) + Array("GET".utf8)
+            var out = [1, 1, 0, id, 0, 8, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0] as [UInt8]
+            out += FastCGITestClient.record(type: 4, content: params).replacing(id: id)
+            out += FastCGITestClient.record(type: 4, content: []).replacing(id: id)
+            out += FastCGITestClient.record(type: 5, content: []).replacing(id: id)
+            try client.writeAll(kept, out)
+            var got: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while !got.containsEndRequest(id: id) {
+                let n = chunk.withUnsafeMutableBytes { read(kept, $0.baseAddress, $0.count) }
+                guard n > 0 else { break }
+                got += chunk[0..<n]
+            }
+            #expect(got.containsEndRequest(id: id), "request \(id) on the kept connection")
+        }
+        let idleStart = Date()
+        #expect(read(kept, &byte, 1) == 0)
+        let idle = Date().timeIntervalSince(idleStart)
+        #expect(idle >= 0.2 && idle < 3, "kept connection closed after \(idle) s idle")
+        #expect(try client.get("/last").status == 200)
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(box.outcome == .maxRequestsReached)
+    }
 }
+
+extension [UInt8] {
+    func replacing(id: UInt8) -> [UInt8] {
+        var copy = self
+        copy[3] = id
+        return copy
+    }
+
+    /// Whether an FCGI_END_REQUEST record for `id` is among the records.
+    func containsEndRequest(id: UInt8) -> Bool {
+        var i = 0
+        while count - i >= 8 {
+            let length = 8 + (Int(self[i + 4]) << 8 | Int(self[i + 5])) + Int(self[i + 6])
+            if self[i + 1] == 3 && self[i + 3] == id { return true }
+            i += length
+        }
+        return false
+    }
+}
+
 
 @Suite(.serialized) struct ListeningSocketTests {
     @Test func unixSocketGetsTheModeAndIsRemovedOnClose() throws {

@@ -254,3 +254,29 @@ def test_garbage_is_closed_at_once_and_the_worker_survives(fstack):
         s.close()
     assert fstack.client().get(f"/w:64/{PHOTO_HD}", timeout=10).status == 200
     assert sorted(fstack.worker_pids()) == workers
+
+
+def test_a_raw_nul_in_document_uri_is_400_not_a_truncated_path(fstack):
+    """Params are bytes now: a NUL that reaches DOCUMENT_URI (even with a clean REQUEST_URI)
+    is seen and refused, where libfcgi's C strings served the path cut at the NUL."""
+    from fcgiclient import fcgi_request
+    clean = f"/w:100/{PHOTO_HD}"
+    ok = fcgi_request(fstack.sock, fcgi_params("GET", clean, document_uri=clean), timeout=10)
+    assert ok.status == 200, ok
+    r = fcgi_request(fstack.sock, fcgi_params("GET", clean, document_uri=f"{clean}\0.png"), timeout=10)
+    assert r.status == 400, r
+    assert b"NUL" in r.body, r.body
+    # Invalid UTF-8 in a param cannot crash the worker either.
+    workers = sorted(fstack.worker_pids())
+    s = connect(fstack)
+    try:
+        bad = fcgi_params("GET", clean, document_uri=clean)
+        body = params_body(bad) + _fcgi_len(11) + _fcgi_len(2) + b"HTTP_ACCEPT" + b"\xff\xfe"
+        s.sendall(begin() + _fcgi_record(PARAMS, body) + _fcgi_record(PARAMS, b"") + _fcgi_record(STDIN, b""))
+        records = read_records(s)
+        assert records[-1][0] == END
+        assert b"".join(c for t, _, c in records if t == STDOUT).startswith(b"Status: 200") or \
+            b"\r\n\r\n" in b"".join(c for t, _, c in records if t == STDOUT)
+    finally:
+        s.close()
+    assert sorted(fstack.worker_pids()) == workers

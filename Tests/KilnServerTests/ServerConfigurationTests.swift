@@ -18,6 +18,7 @@ import Testing
         #expect(c.shutdownTimeout == 10)
         #expect(c.maxRequests == 0)
         #expect(c.pidFile == "")
+        #expect(c.requestReadTimeout == 5 && c.keepaliveTimeout == 5)
     }
 
     @Test func everyKeyIsRead() throws {
@@ -25,6 +26,7 @@ import Testing
             "server.listen": "127.0.0.1:9001", "server.workers": "3", "server.socket_mode": "0666",
             "server.socket_owner": "www-data", "server.socket_group": "www-data", "server.backlog": "128",
             "server.shutdown_timeout": "500ms", "server.max_requests": "10_000", "server.pid_file": "/run/kiln.pid",
+            "server.request_read_timeout": "1500ms", "server.keepalive_timeout": "0s",
         ]))
         #expect(c.listen == .tcp(host: "127.0.0.1", port: 9001))
         #expect(c.workers == 3)
@@ -34,7 +36,8 @@ import Testing
         #expect(c.shutdownTimeout == 0.5)
         #expect(c.maxRequests == 10_000)
         #expect(c.pidFile == "/run/kiln.pid")
-        #expect(ServerConfiguration.keys.count == 9)
+        #expect(c.requestReadTimeout == 1.5 && c.keepaliveTimeout == 0)
+        #expect(ServerConfiguration.keys.count == 11)
     }
 
     @Test(arguments: [
@@ -43,6 +46,8 @@ import Testing
         ("server.socket_mode", "0668"), ("server.socket_mode", ""), ("server.backlog", "0"),
         ("server.shutdown_timeout", "-1s"), ("server.shutdown_timeout", "2h"), ("server.shutdown_timeout", "10"),
         ("server.max_requests", "-5"), ("server.max_requests", "10k"),
+        ("server.request_read_timeout", "0s"), ("server.request_read_timeout", "50ms"), ("server.request_read_timeout", "11m"),
+        ("server.keepalive_timeout", "-1s"), ("server.keepalive_timeout", "5"),
         ("server.socket_owner", "www data"), ("server.socket_group", "a;b"),
     ])
     func invalidValues(_ key: String, _ value: String) {

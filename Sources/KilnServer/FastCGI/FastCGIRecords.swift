@@ -1,6 +1,3 @@
-import Glibc
-import KilnSystem
-
 /// FastCGI records (FastCGI 1.0, section 3.3) built in one buffer, so that a whole answer (its
 /// STDOUT records, the empty STDOUT record that ends the stream, and FCGI_END_REQUEST) leaves in a
 /// single `write` whatever its size.
@@ -57,16 +54,5 @@ struct FastCGIRecords {
         record(type: FastCGI.RecordType.endRequest, requestID: requestID,
                content: [UInt8(appStatus >> 24 & 0xff), UInt8(appStatus >> 16 & 0xff), UInt8(appStatus >> 8 & 0xff),
                          UInt8(appStatus & 0xff), protocolStatus, 0, 0, 0])
-    }
-
-    /// Writes everything to `fd`, retrying after signals and short writes. Returns the errno of a
-    /// failed write (the peer went away), nil when all bytes were written.
-    func write(to fd: Int32) -> Int32? {
-        do {
-            try FileDescriptorIO.writeAll(fd, bytes)
-            return nil
-        } catch {
-            return error.code
-        }
     }
 }

@@ -124,6 +124,51 @@ final class OutcomeBox: @unchecked Sendable {
     }
 }
 
+@Suite(.serialized) struct FastCGIResponderTCPTests {
+    /// Over TCP: a normal request, then an AUTHORIZER request that gets FCGI_UNKNOWN_ROLE and a
+    /// closed connection (the refusal is not lost to a reset although its params were unread).
+    @Test func requestAndRefusalOverTCP() throws {
+        var config = ServerConfiguration()
+        config.listen = .tcp(host: "127.0.0.1", port: 0)
+        let socket = try ListeningSocket.open(config)
+        defer { socket.close() }
+        var sa = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket.fd, $0, &length) } }
+        let port = UInt16(bigEndian: sa.sin_port)
+        let fd = socket.fd
+        let box = OutcomeBox()
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            let responder = FastCGIResponder(listenFD: fd, requestReadTimeout: 2, keepaliveTimeout: 2, logger: Logger(label: "test"))
+            box.outcome = responder.serve(handler: EchoHandler(), maxRequests: 2) { false }
+            done.signal()
+        }
+        thread.start()
+
+        let client = FastCGITestClient(target: .tcp("127.0.0.1", port))
+        #expect(try client.get("/tcp").bodyText.hasPrefix("GET /tcp "))
+
+        let c = try client.connectSocket()
+        defer { close(c) }
+        let params = FastCGITestClient.length(14) + FastCGITestClient.length(3) + Array("REQUEST_METHOD".utf8) + Array("GET".utf8)
+        try client.writeAll(c, [1, 1, 0, 1, 0, 8, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0]
+            + FastCGITestClient.record(type: 4, content: params) + FastCGITestClient.record(type: 4, content: [])
+            + FastCGITestClient.record(type: 5, content: Array(repeating: 7, count: 5000)) + FastCGITestClient.record(type: 5, content: []))
+        var got: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(c, $0.baseAddress, $0.count) }
+            guard n > 0 else { break }
+            got += chunk[0..<n]
+        }
+        #expect(got == FastCGIRecords.endRequest(requestID: 1, protocolStatus: FastCGI.ProtocolStatus.unknownRole))
+        #expect(try client.get("/tcp2").status == 200)
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(box.outcome == .maxRequestsReached)
+    }
+}
+
 extension [UInt8] {
     func replacing(id: UInt8) -> [UInt8] {
         var copy = self

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Kiln
 import KilnCore
 import KilnServer
 
@@ -42,7 +43,8 @@ struct ConfigCommand: ParsableCommand {
             let catalog = KilnConfiguration.catalog
             var rows: [(String, String, String)] = []
             for s in catalog.settings {
-                let raw = settings.values.string(s.key) ?? s.defaultRaw
+                var raw = settings.values.string(s.key) ?? s.defaultRaw
+                if SecurityConfiguration.secretKeys.contains(s.key), !raw.isEmpty { raw = "(hidden)" }  // signing keys and salts
                 rows.append((s.key, catalog.tomlLiteral(s, raw), settings.values.origin(s.key)))
             }
             for key in settings.values.values.keys.sorted() where catalog.info(key) == nil {

@@ -35,7 +35,8 @@ def test_locations_file_settings():
     assert re.search(rf"limit_conn\s+kiln_conn\s+{LIMIT_CONN};", code), "LIMIT_CONN in helpers.py out of date"
     assert re.search(r"limit_conn_status\s+503;", code)
     assert not re.search(r"fastcgi_keep_conn\s+on", code), "no keep-alive to single-request workers"
-    assert re.search(r"rewrite\s+\S*thumb\S*\s+/rs:\$1:\$2:fill/\$3\s+last;", code)
+    assert re.search(r"rewrite\s+\S*thumb\S*\s+/rs:\$1:\$2:fill/-/\$3\s+last;", code)
+    assert re.search(r"fastcgi_param\s+KILN_TRUSTED\s+\$kiln_trusted\s+if_not_empty;", code)
 
 
 def test_dev_config_includes_the_locations_file(environment_ok, tmp_path):

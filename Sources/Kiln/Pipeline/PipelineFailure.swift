@@ -25,12 +25,15 @@ public struct PipelineFailure: Error, Sendable, Equatable {
         case corrupt = 6
         /// Kiln's own failure (I/O, encoder, a bug): never the client's fault and never remembered.
         case `internal` = 7
+        /// The URL carried an expiry (`exp:`) that has passed: it was valid once. Decided before
+        /// the caches are asked, never remembered.
+        case expired = 8
 
         /// The number stored in disk entries.
         public var code: UInt16 { rawValue }
         /// Whether a failure of this kind is the same for every later request of the same key
         /// (and may be remembered as a negative cache entry).
-        public var isRememberable: Bool { self != .internal }
+        public var isRememberable: Bool { self != .internal && self != .expired }
     }
 
     public var kind: Kind
@@ -68,6 +71,10 @@ public struct PipelineFailure: Error, Sendable, Equatable {
             case let .malformedPath(reason): self.init(.invalidRequest, reason)
             case let .forbiddenPath(reason): self.init(.forbidden, reason)
             }
+        case let e as SignatureError:
+            self.init(.forbidden, e.message)
+        case let e as PolicyError:
+            self.init(.forbidden, e.message)
         case let e as LoadError:
             switch e {
             case let .notFound(m): self.init(.notFound, m)

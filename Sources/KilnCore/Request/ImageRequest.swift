@@ -7,13 +7,17 @@ public struct ImageRequest: Sendable, Hashable {
     public var output: OutputOptions
     /// Apply the EXIF orientation before the operations (`autorotate:0` / `ar:0` turns it off).
     public var autorotate: Bool
+    /// `exp:<unix time>`: the URL is refused (410) after this second. Not part of `canonical`:
+    /// the same image under a later expiry is the same cache entry.
+    public var expires: Int64?
 
     public init(sourcePath: String, operations: [Operation] = [], output: OutputOptions = OutputOptions(),
-                autorotate: Bool = true) {
+                autorotate: Bool = true, expires: Int64? = nil) {
         self.sourcePath = sourcePath
         self.operations = operations
         self.output = output
         self.autorotate = autorotate
+        self.expires = expires
     }
 
     /// One spelling for every way of writing the same request: aliases expanded, defaults made

@@ -9,6 +9,8 @@ struct RequestBuilder {
     var gravity = Gravity.center
     var dpr = 1.0
     var autorotate = true
+    /// `exp:` (unix seconds), kept out of the canonical form.
+    var expires: Int64?
     /// The resize that `w:` and `h:` write into.
     var resizeIndex: Int?
     /// Crops written without a gravity: they take the request's `g:`.
@@ -68,6 +70,6 @@ struct RequestBuilder {
                 ops.append(op)
             }
         }
-        return ImageRequest(sourcePath: sourcePath, operations: ops, output: output, autorotate: autorotate)
+        return ImageRequest(sourcePath: sourcePath, operations: ops, output: output, autorotate: autorotate, expires: expires)
     }
 }

@@ -113,6 +113,15 @@ extension SpecParser {
             b.output.strip = try a.flag(0, "strip")
         case "preset", "pr":
             try expandPresets(a.args, segment: segment, into: &b, presetDepth: presetDepth)
+        case "expires", "exp":
+            try a.arity(1...1)
+            guard presetDepth == 0 else { throw a.invalid("an expiry belongs in the URL, not in a preset") }
+            guard b.expires == nil else { throw a.invalid("given twice") }
+            // Decimal digits only (unix seconds need 10; at most 12, year 33658).
+            let digits = a[0].utf8
+            guard (1...12).contains(digits.count), digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                  let t = Int64(a[0]) else { throw a.invalid("must be a unix time in seconds") }
+            b.expires = t
         default:
             let name = fields[0]
             if let resolver = customResolver, let custom = try resolver(name, a.args) {
@@ -127,7 +136,66 @@ extension SpecParser {
         return true
     }
 
+    /// Every built-in option name and alias: its canonical option name and, for options that add
+    /// a processing step, the operation's name (`security.allowed_operations` lists those).
+    /// `OptionPolicy` reads it; an option missing here counts as an operation of its own name,
+    /// so a new option is refused by an allow-list until it is added.
+    static let optionNames: [String: OptionName] = {
+        var table: [String: OptionName] = [:]
+        func add(_ names: [String], _ option: String, operation: String?) {
+            for n in names { table[n] = OptionName(option: option, operation: operation) }
+        }
+        add(["resize", "rs"], "resize", operation: "resize")
+        add(["width", "w"], "width", operation: "resize")
+        add(["height", "h"], "height", operation: "resize")
+        add(["crop"], "crop", operation: "crop")
+        add(["pad", "padding"], "pad", operation: "pad")
+        add(["circle"], "circle", operation: "circle")
+        add(["rounded", "rc"], "rounded", operation: "rounded")
+        add(["blur", "bl"], "blur", operation: "blur")
+        add(["sharpen", "sh"], "sharpen", operation: "sharpen")
+        add(["grayscale", "greyscale", "gs"], "grayscale", operation: "grayscale")
+        add(["sepia"], "sepia", operation: "sepia")
+        add(["tint"], "tint", operation: "tint")
+        add(["brightness", "br"], "brightness", operation: "brightness")
+        add(["contrast", "co"], "contrast", operation: "contrast")
+        add(["saturation", "sa"], "saturation", operation: "saturation")
+        add(["rotate", "rot"], "rotate", operation: "rotate")
+        add(["flip"], "flip", operation: "flip")
+        add(["enlarge", "el"], "enlarge", operation: nil)
+        add(["gravity", "g"], "gravity", operation: nil)
+        add(["dpr"], "dpr", operation: nil)
+        add(["background", "bg"], "background", operation: nil)
+        add(["autorotate", "ar"], "autorotate", operation: nil)
+        add(["quality", "q"], "quality", operation: nil)
+        add(["format", "f", "ext"], "format", operation: nil)
+        add(["progressive", "pg"], "progressive", operation: nil)
+        add(["lossless", "ll"], "lossless", operation: nil)
+        add(["strip"], "strip", operation: nil)
+        add(["preset", "pr"], "preset", operation: nil)
+        add(["expires", "exp"], "expires", operation: nil)
+        return table
+    }()
+
+    /// The canonical option name of `name` (an alias or long name); unknown names stay as they are.
+    public static func canonicalOptionName(_ name: String) -> String {
+        optionNames[name]?.option ?? name
+    }
+
+    /// The operation `name` runs: `resize` for `w`, nil for request-wide options such as `q`;
+    /// an unknown name (a custom processor) is its own operation.
+    public static func operationName(_ name: String) -> String? {
+        guard let known = optionNames[name] else { return name }
+        return known.operation
+    }
+
     static let gravityHelp = "gravity must be center, north, south, east, west, ne, nw, se, sw, smart or fp:<x>:<y> with x and y in 0...1"
+}
+
+/// An option's canonical name and the operation it adds (nil: a request-wide option).
+struct OptionName: Sendable {
+    let option: String
+    let operation: String?
 }
 
 /// The arguments of one option segment, with typed accessors that name the segment on error.

@@ -34,15 +34,17 @@ public struct HandlerFactory: Sendable {
     /// `makeImageHandler(pipeline:cache:http:logger:)` with the sections of `configuration`.
     public func makeImageHandler(_ configuration: KilnConfiguration, _ logger: Logger) throws -> ImageHandler {
         try makeImageHandler(pipeline: configuration.pipeline(processors: processors),
-                             cache: configuration.cache, http: configuration.http, logger: logger)
+                             cache: configuration.cache, http: configuration.http,
+                             security: configuration.security, logger: logger)
     }
 
     /// The image handler of a worker, also used by `kiln warm` (one per thread): the standard
     /// pipeline with its caches; sources go through the disk cache when `cache.store` keeps originals.
     public func makeImageHandler(pipeline: PipelineConfiguration, cache: CacheConfiguration,
-                                 http: HTTPConfiguration, logger: Logger) throws -> ImageHandler {
+                                 http: HTTPConfiguration, security: SecurityConfiguration = SecurityConfiguration(),
+                                 logger: Logger) throws -> ImageHandler {
         ImageHandler(pipeline: try pipeline.makePipeline(cache: cache, logger: logger),
-                     parser: pipeline.parser, http: http, logger: logger)
+                     gate: RequestGate(security: security, parser: pipeline.parser), http: http, logger: logger)
     }
 
     /// `kiln process input spec output`: renders one file with the pipeline, without a server or

@@ -32,6 +32,9 @@ public enum ErrorMapping {
         case .unsupported: 415
         case .corrupt: 422
         case .internal: 500
+        // 410, not 403: the link was valid once and will never be again. Clients, caches and
+        // CDNs can tell an expired link (ask the page for a fresh one) from a forged one (403).
+        case .expired: 410
         }
     }
 }

@@ -11,13 +11,28 @@ public struct HTTPRequest: Sendable, Equatable {
     /// The path nginx resolved (FastCGI `DOCUMENT_URI`: percent-decoded, dot segments and
     /// duplicate slashes resolved, rewrites applied), nil when not behind nginx.
     public var documentURI: String?
+    /// nginx marked the request trusted (`fastcgi_param KILN_TRUSTED 1` in an internal rewrite
+    /// location): no signature, no presets-only check, `DOCUMENT_URI` parsed. Only the param of
+    /// that exact name counts; a client's `Kiln-Trusted` header arrives as `HTTP_KILN_TRUSTED`.
+    public var isTrusted: Bool
 
-    public init(method: String, uri: String, headers: [String: String] = [:], remoteAddress: String = "", documentURI: String? = nil) {
+    /// The FastCGI param nginx sets to `1` for trusted requests.
+    public static let trustedParam = "KILN_TRUSTED"
+
+    public init(method: String, uri: String, headers: [String: String] = [:], remoteAddress: String = "",
+                documentURI: String? = nil, isTrusted: Bool = false) {
         self.method = method
         self.uri = uri
         self.headers = headers
         self.remoteAddress = remoteAddress
         self.documentURI = documentURI
+        self.isTrusted = isTrusted
+    }
+
+    /// The raw path of the request target: `uri` up to `?` (still percent-encoded). This is what
+    /// a URL signature covers.
+    public var rawPath: String {
+        String(uri.prefix { $0 != "?" })
     }
 
     /// The path to parse and whether it is already percent-decoded: `DOCUMENT_URI` when nginx
@@ -52,7 +67,8 @@ public struct HTTPRequest: Sendable, Equatable {
                   uri: params["REQUEST_URI"] ?? params["DOCUMENT_URI"] ?? "/",
                   headers: headers,
                   remoteAddress: params["REMOTE_ADDR"] ?? "",
-                  documentURI: params["DOCUMENT_URI"])
+                  documentURI: params["DOCUMENT_URI"],
+                  isTrusted: params[HTTPRequest.trustedParam] == "1")
     }
 }
 

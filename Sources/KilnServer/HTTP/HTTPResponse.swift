@@ -36,6 +36,7 @@ public struct HTTPResponse: Sendable, Equatable {
         case 403: "Forbidden"
         case 404: "Not Found"
         case 405: "Method Not Allowed"
+        case 410: "Gone"
         case 413: "Content Too Large"
         case 415: "Unsupported Media Type"
         case 422: "Unprocessable Content"

@@ -1,20 +1,31 @@
 import Kiln
 import KilnCore
+import KilnSystem
 import Logging
 
-/// Answers image requests: parse the spec, ask the pipeline (which owns the caches), add caching
+/// Answers image requests: check the signature and allow-lists and parse the spec
+/// (`RequestGate`), refuse an expired URL, ask the pipeline (which owns the caches), add caching
 /// headers, honour conditional requests, map every error (`ErrorMapping`) to a short text answer.
 public final class ImageHandler: RequestHandling {
     let pipeline: ImagePipeline
-    let parser: SpecParser
+    let gate: RequestGate
     let http: HTTPConfiguration
     let logger: Logger
+    /// Unix seconds now (tests move it).
+    let now: @Sendable () -> Int64
 
-    public init(pipeline: ImagePipeline, parser: SpecParser, http: HTTPConfiguration, logger: Logger) {
+    public init(pipeline: ImagePipeline, gate: RequestGate, http: HTTPConfiguration, logger: Logger,
+                now: @escaping @Sendable () -> Int64 = { WallClock.seconds() }) {
         self.pipeline = pipeline
-        self.parser = parser
+        self.gate = gate
         self.http = http
         self.logger = logger
+        self.now = now
+    }
+
+    /// Without signing or allow-lists.
+    public convenience init(pipeline: ImagePipeline, parser: SpecParser, http: HTTPConfiguration, logger: Logger) {
+        self.init(pipeline: pipeline, gate: RequestGate(parser: parser), http: http, logger: logger)
     }
 
     /// Sweeps the disk cache when this worker wrote enough; called after the answer is sent.
@@ -29,8 +40,11 @@ public final class ImageHandler: RequestHandling {
             return r
         }
         do {
-            let (path, decoded) = request.specPath
-            let imageRequest = try parser.parse(path, isDecoded: decoded)
+            let imageRequest = try gate.imageRequest(for: request)
+            // Before the caches: an expired link is refused even when its image is cached.
+            if let expires = imageRequest.expires, now() > expires {
+                throw PipelineFailure(.expired, "this URL expired at \(HTTPDate.format(secondsSinceEpoch: expires))")
+            }
             if let notModified = try notModifiedBySource(imageRequest, request) { return notModified }
             let result = try pipeline.image(for: imageRequest, accept: request.headers["accept"])
             return response(for: result, imageRequest, request)
@@ -51,7 +65,7 @@ public final class ImageHandler: RequestHandling {
               let ims = request.headers["if-modified-since"].flatMap(HTTPDate.parse) else { return nil }
         let version = try pipeline.sourceVersion(for: imageRequest)
         guard version.mtimeSeconds <= ims else { return nil }
-        var headers = [("Cache-Control", http.cacheControl),
+        var headers = [("Cache-Control", cacheControl(for: imageRequest)),
                        ("Last-Modified", HTTPDate.format(secondsSinceEpoch: version.mtimeSeconds))]
         if imageRequest.output.format == .auto { headers.append(("Vary", "Accept")) }
         return HTTPResponse(status: 304, headers: headers)
@@ -61,7 +75,7 @@ public final class ImageHandler: RequestHandling {
         var headers: [(String, String)] = [
             ("Content-Type", image.contentType),
             ("Content-Length", String(image.data.count)),
-            ("Cache-Control", http.cacheControl),
+            ("Cache-Control", cacheControl(for: imageRequest)),
             ("ETag", image.etag),
             ("Last-Modified", HTTPDate.format(secondsSinceEpoch: image.lastModified)),
             ("X-Cache", image.outcome.headerValue),
@@ -73,6 +87,25 @@ public final class ImageHandler: RequestHandling {
             return HTTPResponse(status: 304, headers: headers)
         }
         return HTTPResponse(status: 200, headers: headers, body: image.data)
+    }
+
+    /// `http.cache_control`, with `max-age` and `s-maxage` cut to the seconds left before the
+    /// URL's `exp:` so no cache keeps the image past its link.
+    func cacheControl(for imageRequest: ImageRequest) -> String {
+        guard let expires = imageRequest.expires else { return http.cacheControl }
+        let left = max(0, expires - now())
+        return ImageHandler.capping(http.cacheControl, maxAge: left)
+    }
+
+    static func capping(_ cacheControl: String, maxAge left: Int64) -> String {
+        cacheControl.split(separator: ",").map { raw -> String in
+            let d = raw.trimmingCharacters()
+            for name in ["max-age=", "s-maxage="] where d.lowercased().hasPrefix(name) {
+                guard let v = Int64(d.dropFirst(name.count)) else { return d }
+                return name + String(min(v, left))
+            }
+            return d
+        }.joined(separator: ", ")
     }
 
     /// `If-None-Match` list matching (weak comparison, `*` matches anything).

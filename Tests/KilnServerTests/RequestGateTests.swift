@@ -1,0 +1,100 @@
+import Kiln
+import KilnCore
+import Testing
+@testable import KilnServer
+
+@Suite struct RequestGateTests {
+    static let key = SigningKey(key: Array(repeating: 0x42, count: 32), salt: Array(repeating: 0x17, count: 32))
+    let parser = SpecParser(presets: ["small": "rs:20:20:fill"])
+
+    func request(_ uri: String, document: String? = nil, params extra: [String: String] = [:]) -> HTTPRequest {
+        var params = ["REQUEST_URI": uri, "DOCUMENT_URI": document ?? uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? uri]
+        for (k, v) in extra { params[k] = v }
+        return HTTPRequest(fastCGIParams: params)
+    }
+
+    @Test func onlyTheExactTrustedParamCounts() {
+        #expect(request("/a.jpg", params: ["KILN_TRUSTED": "1"]).isTrusted)
+        #expect(!request("/a.jpg", params: ["HTTP_KILN_TRUSTED": "1"]).isTrusted)
+        #expect(!request("/a.jpg", params: ["KILN_TRUSTED": "yes"]).isTrusted)
+        #expect(!request("/a.jpg", params: ["kiln_trusted": "1"]).isTrusted)
+        #expect(request("/a%20b.jpg?x=1").rawPath == "/a%20b.jpg")
+    }
+
+    @Test func signedPathsParseTheRawRemainderNotDocumentURI() throws {
+        let gate = RequestGate(signature: URLSignature(keys: [Self.key], allowUnsigned: false), parser: parser)
+        let signed = try #require(gate.signature.sign("/w:10/sub/c%61t.jpg"))
+        // nginx's DOCUMENT_URI (decoded, maybe rewritten) is not what the signature covers: ignored.
+        let r = try gate.imageRequest(for: request(signed, document: "/w:5000/other.jpg"))
+        #expect(r.sourcePath == "sub/cat.jpg")
+        #expect(r.operations == [.resize(ResizeOptions(width: 10, height: 0, mode: .fit))])
+        #expect(throws: SignatureError.self) { try gate.imageRequest(for: request("/w:10/a.jpg")) }
+        #expect(throws: SignatureError.unsignedRefused) { try gate.imageRequest(for: request("/unsafe/w:10/a.jpg")) }
+        #expect(throws: SignatureError.self) { try gate.imageRequest(for: request("/w:10/a.jpg", params: ["HTTP_KILN_TRUSTED": "1"])) }
+    }
+
+    @Test func trustedRequestsParseDocumentURIWithoutSignature() throws {
+        let gate = RequestGate(signature: URLSignature(keys: [Self.key], allowUnsigned: false),
+                               policy: OptionPolicy(presetsOnly: true), parser: parser)
+        let r = try gate.imageRequest(for: request("/thumb/30x20/a.jpg", document: "/rs:30:20:fill/-/a.jpg", params: ["KILN_TRUSTED": "1"]))
+        #expect(r.sourcePath == "a.jpg")
+        #expect(r.operations == [.resize(ResizeOptions(width: 30, height: 20, mode: .fill))])
+    }
+
+    @Test func withoutKeysTodaysPathsAndUnsafeWork() throws {
+        let gate = RequestGate(parser: parser)
+        #expect(try gate.imageRequest(for: request("/w:10/a.jpg")).sourcePath == "a.jpg")
+        #expect(try gate.imageRequest(for: request("/unsafe/w:10/a.jpg")).canonical == "rs:10:0:fit/-/a.jpg")
+        #expect(try gate.imageRequest(for: request("/-/unsafe/a.jpg")).sourcePath == "unsafe/a.jpg")
+        let closed = RequestGate(signature: URLSignature(allowUnsigned: false), parser: parser)
+        #expect(throws: SignatureError.unsignedRefused) { try closed.imageRequest(for: request("/w:10/a.jpg")) }
+        #expect(try closed.imageRequest(for: request("/x", document: "/w:10/a.jpg", params: ["KILN_TRUSTED": "1"])).sourcePath == "a.jpg")
+    }
+
+    @Test func policyAppliesToUntrustedRequests() throws {
+        let gate = RequestGate(policy: OptionPolicy(presetsOnly: true, presetsOnlyAllow: ["dpr"]), parser: parser)
+        #expect(try gate.imageRequest(for: request("/pr:small/dpr:2/a.jpg")).operations
+            == [.resize(ResizeOptions(width: 40, height: 40, mode: .fill))])
+        #expect(throws: PolicyError.self) { try gate.imageRequest(for: request("/rs:20:20:fill/a.jpg")) }
+        #expect(throws: PolicyError.self) { try gate.imageRequest(for: request("/unsafe/rs:20:20:fill/a.jpg")) }
+    }
+
+    @Test func expiryIsOutOfTheCanonicalForm() throws {
+        let a = try parser.parse("/exp:1700000000/w:10/a.jpg")
+        #expect(a.expires == 1_700_000_000)
+        #expect(a.canonical == (try parser.parse("/w:10/a.jpg")).canonical)
+        #expect(throws: SpecError.self) { try parser.parse("/exp:1/exp:2/a.jpg") }
+        #expect(throws: SpecError.self) { try parser.parse("/exp:-5/a.jpg") }
+        #expect(throws: SpecError.self) { try parser.parse("/exp:0x10/a.jpg") }
+    }
+
+    @Test func failuresMapTo403And410() {
+        #expect(ErrorMapping.map(SignatureError.mismatch).status == 403)
+        #expect(ErrorMapping.map(PolicyError.notAllowed(segment: "bl:2", reason: "x")).status == 403)
+        #expect(ErrorMapping.map(PipelineFailure(.expired, "gone")).status == 410)
+        #expect(!PipelineFailure.Kind.expired.isRememberable)
+        #expect(HTTPResponse.reason(410) == "Gone")
+    }
+
+    @Test func cacheControlIsCappedAtTheExpiry() {
+        #expect(ImageHandler.capping("public, max-age=31536000", maxAge: 600) == "public, max-age=600")
+        #expect(ImageHandler.capping("public, max-age=60, s-maxage=99999", maxAge: 600) == "public, max-age=60, s-maxage=600")
+        #expect(ImageHandler.capping("no-store", maxAge: 5) == "no-store")
+    }
+
+    @Test func securityConfiguration() throws {
+        var values = ConfigValues(["security.keys": "aa11,bb22", "security.salts": "01"])
+        #expect(throws: ConfigError.self) { try KilnConfiguration(values) }
+        values = ConfigValues(["security.keys": "aa11, bb22", "security.salts": "01,02", "security.signature_size": "8"])
+        let c = try KilnConfiguration(values)
+        #expect(c.security.signingKeys == [SigningKey(key: [0xaa, 0x11], salt: [1]), SigningKey(key: [0xbb, 0x22], salt: [2])])
+        #expect(c.security.urlSignature.size == 8)
+        #expect(c.security.urlSignature.allowUnsigned == false)
+        #expect(try KilnConfiguration(ConfigValues()).security.urlSignature.allowUnsigned)
+        #expect(throws: ConfigError.self) { try KilnConfiguration(ConfigValues(["security.keys": "abc"])) }
+        #expect(throws: ConfigError.self) { try KilnConfiguration(ConfigValues(["security.signature_size": "33"])) }
+        #expect(throws: ConfigError.self) { try KilnConfiguration(ConfigValues(["security.key_file": "/nonexistent/k"])) }
+        #expect(throws: ConfigError.self) { try KilnConfiguration(ConfigValues(["security.presets_only_allow": "f;rm"])) }
+        #expect(try KilnConfiguration(ConfigValues(["security.allow_unsigned": "on"])).security.allowUnsigned == .on)
+    }
+}

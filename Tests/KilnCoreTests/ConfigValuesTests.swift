@@ -86,4 +86,15 @@ import Testing
         #expect(table.contains("| `presets.<name>` |"))
         #expect(catalog.exampleTOML().contains("[http]\n# t (true/false)\nserver_timing = true\n"))
     }
+
+    @Test func secretValuesNeverAppearInErrors() {
+        let plain = Setting.count("a.n", default: 1, in: 1...9, doc: "n")
+        let secret = Setting.count("a.key", default: 1, in: 1...9, doc: "key").secret()
+        let values = ConfigValues(["a.n": "deadbeef", "a.key": "deadbeef"], origin: "env")
+        #expect(secret.isSecret && !plain.isSecret)
+        #expect(throws: ConfigError.self) { try values.value(secret) }
+        do { _ = try values.value(secret) } catch { #expect(!error.description.contains("deadbeef") && error.description.contains("a.key")) }
+        do { _ = try values.value(plain) } catch { #expect(error.description.contains("deadbeef")) }
+    }
+
 }

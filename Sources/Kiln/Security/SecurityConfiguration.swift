@@ -29,11 +29,11 @@ public struct SecurityConfiguration: ConfigSection, Equatable {
         public static let keys = Setting<[[UInt8]]>.custom(
             "security.keys", default: [], type: "hex list", expected: "hex keys separated by commas, such as 943b42…,7f01c9…",
             doc: "signing keys (hex, comma separated); several for rotation, each paired with the salt at its position",
-            parse: { SecurityConfiguration.parseHexList($0) }, format: { SecurityConfiguration.formatHexList($0) })
+            parse: { SecurityConfiguration.parseHexList($0) }, format: { SecurityConfiguration.formatHexList($0) }).secret()
         public static let salts = Setting<[[UInt8]]>.custom(
             "security.salts", default: [], type: "hex list", expected: "hex salts separated by commas, one per key",
             doc: "the salts of `security.keys` (hex, comma separated), as many as keys",
-            parse: { SecurityConfiguration.parseHexList($0) }, format: { SecurityConfiguration.formatHexList($0) })
+            parse: { SecurityConfiguration.parseHexList($0) }, format: { SecurityConfiguration.formatHexList($0) }).secret()
         public static let keyFile = Setting.text("security.key_file", default: "",
                                                  doc: "file holding the keys instead (hex, separated by commas or lines; Docker secrets); empty: none")
         public static let saltFile = Setting.text("security.salt_file", default: "",
@@ -76,7 +76,7 @@ public struct SecurityConfiguration: ConfigSection, Equatable {
     ]
 
     /// Keys whose values are secrets (`kiln config dump` hides them).
-    public static let secretKeys: Set<String> = [Key.keys.key, Key.salts.key]
+    public static let secretKeys: Set<String> = Set([Key.keys, Key.salts].filter(\.isSecret).map(\.key))
 
     public init() {}
 

@@ -31,7 +31,8 @@ public struct ConfigValues: Sendable, Equatable {
     public func value<Value>(_ setting: Setting<Value>) throws(ConfigError) -> Value {
         guard let raw = values[setting.key] else { return setting.defaultValue }
         guard let v = setting.parse(raw) else {
-            throw .invalid(key: setting.key, value: raw, expected: setting.expected, origin: origin(setting.key))
+            throw .invalid(key: setting.key, value: setting.isSecret ? "(hidden)" : raw, expected: setting.expected,
+                           origin: origin(setting.key))
         }
         return v
     }

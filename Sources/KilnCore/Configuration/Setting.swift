@@ -31,9 +31,11 @@ public struct Setting<Value: Sendable>: Sendable {
     public let parse: @Sendable (String) -> Value?
     /// The value as raw text that `parse` reads back.
     public let format: @Sendable (Value) -> String
+    /// A secret (signing keys): error messages and `kiln config dump` never show its value.
+    public let isSecret: Bool
 
     public init(key: String, defaultValue: Value, type: String, expected: String, doc: String,
-                defaultText: String? = nil, flag: String? = nil, tomlKinds: [TOMLKind],
+                defaultText: String? = nil, flag: String? = nil, tomlKinds: [TOMLKind], isSecret: Bool = false,
                 parse: @escaping @Sendable (String) -> Value?, format: @escaping @Sendable (Value) -> String) {
         self.key = key
         self.defaultValue = defaultValue
@@ -45,19 +47,26 @@ public struct Setting<Value: Sendable>: Sendable {
         self.tomlKinds = tomlKinds
         self.parse = parse
         self.format = format
+        self.isSecret = isSecret
     }
 
     /// The same setting, also set by the named flag `--name`.
     public func flag(_ name: String) -> Setting {
         Setting(key: key, defaultValue: defaultValue, type: type, expected: expected, doc: doc, defaultText: defaultText,
-                flag: name, tomlKinds: tomlKinds, parse: parse, format: format)
+                flag: name, tomlKinds: tomlKinds, isSecret: isSecret, parse: parse, format: format)
     }
 
     /// The same setting with a default written for people (`one per core`), when the value
     /// depends on the machine.
     public func defaultText(_ text: String) -> Setting {
         Setting(key: key, defaultValue: defaultValue, type: type, expected: expected, doc: doc, defaultText: text,
-                flag: flag, tomlKinds: tomlKinds, parse: parse, format: format)
+                flag: flag, tomlKinds: tomlKinds, isSecret: isSecret, parse: parse, format: format)
+    }
+
+    /// The same setting marked secret: its value never appears in an error or a dump.
+    public func secret() -> Setting {
+        Setting(key: key, defaultValue: defaultValue, type: type, expected: expected, doc: doc, defaultText: defaultText,
+                flag: flag, tomlKinds: tomlKinds, isSecret: true, parse: parse, format: format)
     }
 
     /// The declaration without its value type, for lists of every key.

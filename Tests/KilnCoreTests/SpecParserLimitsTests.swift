@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func presetsCountAsOneOption() throws {
-        let p = SpecParser(maxOptions: 2, presets: ["t": "w:10/q:70/f:png/strip"])
+        let p = SpecParser(maxOptions: 2, presets: ["t": "w:10/q:70/f:png/sepia"])
         #expect(try p.parse("/pr:t/gs/a.jpg").output.quality == 70)
         #expect(throws: SpecError.self) { try p.parse("/pr:t/gs/q:1/a.jpg") }
     }

@@ -4,7 +4,8 @@ import KilnCore
 /// The whole decode path on bytes (`CodecProbe.decodePath`): sniff (libmagic), header, limits,
 /// decode, conversion to sRGB. Max pixels is small to keep the runs fast; shrink-on-load is
 /// chosen from the input's length so both paths run.
-private let sniffer = MagicSniffer()
+// libFuzzer calls the harness from one thread: one libmagic cookie for the process.
+nonisolated(unsafe) private let sniffer = MagicSniffer()
 private let limits = DecodeLimits(maxPixels: 1 << 20, maxAnimationPixels: 4 << 20)
 private let converter = SRGBConverter(cacheCapacity: 2)
 

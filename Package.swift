@@ -23,6 +23,8 @@ let package = Package(
     products: [
         .executable(name: "kiln", targets: ["kiln"]),
         .library(name: "Kiln", targets: ["Kiln"]),
+        // For the fuzz harnesses (Fuzz/): the FastCGI record reader lives in KilnServer.
+        .library(name: "KilnServer", targets: ["KilnServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

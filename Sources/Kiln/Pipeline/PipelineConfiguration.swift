@@ -62,6 +62,7 @@ public struct PipelineConfiguration: Sendable {
     /// The parser with this configuration's limits and presets.
     public var parser: SpecParser {
         SpecParser(maxDimension: limits.maxDimension, maxOperations: limits.maxOperations,
-                   maxSigma: Double(limits.maxBlurSigma), presets: presets.chains, customResolver: processors.resolver)
+                   maxSigma: Double(limits.maxBlurSigma), maxPathBytes: limits.maxPathBytes, maxOptions: limits.maxOptions,
+                   presets: presets.chains, customResolver: processors.resolver)
     }
 }

@@ -17,6 +17,10 @@ public struct LimitsConfiguration: ConfigSection, Equatable {
     /// Largest `blur` / `sharpen` sigma (a blur costs the same for every sigma; the limit keeps
     /// results meaningful and the kernel small).
     public var maxBlurSigma = Key.maxBlurSigma.defaultValue
+    /// Longest request path in bytes (400 above it).
+    public var maxPathBytes = Key.maxPathBytes.defaultValue
+    /// Most option segments in one URL, before presets are expanded (400 above it).
+    public var maxOptions = Key.maxOptions.defaultValue
 
     /// The `[limits]` keys: the one place their names, types, defaults and ranges are written.
     public enum Key {
@@ -34,6 +38,10 @@ public struct LimitsConfiguration: ConfigSection, Equatable {
                                                         doc: "most processors in one URL, presets expanded")
         public static let maxBlurSigma = Setting.count("limits.max_blur_sigma", default: 50, in: 1...1000,
                                                        doc: "largest `blur` / `sharpen` sigma")
+        public static let maxPathBytes = Setting.size("limits.max_path_bytes", default: 8 << 10, in: 256...(1 << 20),
+                                                      doc: "longest request path, query string included (400 above it)")
+        public static let maxOptions = Setting.count("limits.max_options", default: 64, in: 1...1000,
+                                                     doc: "most option segments in one URL, presets not expanded (400 above it)")
     }
 
     public static let fields: [ConfigField<Self>] = [
@@ -44,6 +52,8 @@ public struct LimitsConfiguration: ConfigSection, Equatable {
         ConfigField(Key.maxDimension) { $0.maxDimension = $1 },
         ConfigField(Key.maxOperations) { $0.maxOperations = $1 },
         ConfigField(Key.maxBlurSigma) { $0.maxBlurSigma = $1 },
+        ConfigField(Key.maxPathBytes) { $0.maxPathBytes = $1 },
+        ConfigField(Key.maxOptions) { $0.maxOptions = $1 },
     ]
 
     public init() {}

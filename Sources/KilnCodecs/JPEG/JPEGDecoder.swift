@@ -55,11 +55,14 @@ public struct JPEGDecoder: ImageDecoding, Sendable {
     /// Reads the frame header with TurboJPEG (no pixels) and the orientation from the markers.
     private static func header(_ bytes: UnsafeRawBufferPointer, handle: TurboJPEGHandle) throws(DecodeError) -> HeaderInfo {
         guard let base = bytes.baseAddress, bytes.count > 0 else { throw .corrupt("empty JPEG data") }
+        let markers = JPEGMarkers.scan(bytes, collectPayloads: false)
+        if markers.hasTooManySegments {
+            throw .corrupt("more than \(JPEGMarkers.maxSegments) marker segments before the first scan")
+        }
         var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
         let rc = tjDecompressHeader3(handle.raw, base.assumingMemoryBound(to: UInt8.self), UInt(bytes.count),
                                      &width, &height, &subsampling, &colorspace)
         guard rc == 0 else { throw handle.decodeError }
-        let markers = JPEGMarkers.scan(bytes, collectPayloads: false)
         let header = ImageHeader(format: .jpeg, width: Int(width), height: Int(height),
                                  frameCount: 1, orientation: markers.orientation, hasAlpha: false)
         return HeaderInfo(header: header, colorspace: colorspace)

@@ -16,6 +16,14 @@ struct JPEGMarkers {
     var iccProfile: [UInt8]?
     /// The first APP1 EXIF (TIFF bytes, orientation rewritten to 1) and APP1 XMP packet, when asked for.
     var metadata: ImageMetadata?
+    /// True when more than `maxSegments` segments come before the first scan; the scan stopped
+    /// there and the decoder refuses the file (1000 APPn segments are no photo; libjpeg would
+    /// skip through each, and so would every later scan of the markers).
+    var hasTooManySegments = false
+
+    /// Most marker segments before the first SOS. A camera JPEG has about ten; a 16 MB ICC
+    /// profile needs 255 APP2 segments, and extended XMP a few dozen APP1.
+    static let maxSegments = 500
 
     private static let adobeSignature: [UInt8] = Array("Adobe".utf8)
 
@@ -28,6 +36,7 @@ struct JPEGMarkers {
         var exif: [UInt8]?, xmp: [UInt8]?
         var iccChunks: [ICCProfile.JPEGChunk] = []
         var pos = 2
+        var segments = 0
         while pos < data.count {
             guard data[pos] == 0xFF else { break }
             while pos < data.count && data[pos] == 0xFF { pos += 1 }   // fill bytes
@@ -42,6 +51,11 @@ struct JPEGMarkers {
             guard length >= 2, pos + length <= data.count else { break }
             let body = pos + 2 ..< pos + length
             pos += length
+            segments += 1
+            if segments > maxSegments {
+                result.hasTooManySegments = true
+                break
+            }
             switch marker {
             case 0xE1:
                 let segment = UnsafeRawBufferPointer(rebasing: data[body])

@@ -8,6 +8,13 @@ import KilnCore
 /// 1 GiB of memory inside `png_image_begin_read_from_memory`. It also learns whether an iCCP
 /// chunk comes before the image data, and where the eXIf chunk and the XMP iTXt chunk are
 /// (`PNGMetadata`). Bounds are checked by hand (a malformed chunk is refused, not trapped on).
+///
+/// Two more refusals bound what libpng spends on chunks Kiln never uses (issue 9): more than
+/// `maxChunks` chunks besides the image data (IDAT, and APNG's fcTL / fdAT) make the file
+/// `corrupt` (50 000 tEXt chunks cost libpng 12 ms; real files carry a few dozen), and the text
+/// chunks (tEXt, zTXt, iTXt) are cut out of the bytes libpng sees (`withLibpngBytes`): libpng
+/// inflates every zTXt up to 8 MB before it decides to drop it, so 900 small zTXt bombs cost a
+/// minute of CPU. Kiln reads XMP from its own iTXt ranges, so nothing is lost.
 struct PNGChunks {
     /// True when an iCCP chunk comes before the first IDAT.
     var hasICCProfile = false
@@ -15,6 +22,11 @@ struct PNGChunks {
     var exif: Range<Int>?
     /// Data of the iTXt chunks (XMP is one of them, keyword "XML:com.adobe.xmp").
     var textChunks: [Range<Int>] = []
+    /// Whole tEXt, zTXt and iTXt chunks (length to CRC), which libpng is not shown.
+    var hiddenFromLibpng: [Range<Int>] = []
+
+    /// Most chunks besides IDAT, fcTL and fdAT (libpng's own cache keeps 1000 text chunks).
+    static let maxChunks = 1000
 
     private static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
@@ -26,6 +38,7 @@ struct PNGChunks {
         for index in 0..<8 where bytes[index] != signature[index] { throw .corrupt("not a PNG file (bad signature)") }
         var pos = 8
         var seenIDAT = false
+        var otherChunks = 0
         while pos + 8 <= bytes.count {
             let length = Int(bytes[pos]) << 24 | Int(bytes[pos + 1]) << 16 | Int(bytes[pos + 2]) << 8 | Int(bytes[pos + 3])
             let type = (bytes[pos + 4], bytes[pos + 5], bytes[pos + 6], bytes[pos + 7])
@@ -38,11 +51,37 @@ struct PNGChunks {
                 throw .corrupt("\(name(type)): chunk length \(length) runs past the end of the data (truncated)")
             }
             seenIDAT = seenIDAT || isIDAT
+            let isFrame = type == (0x66, 0x63, 0x54, 0x4C) || type == (0x66, 0x64, 0x41, 0x54)   // "fcTL", "fdAT"
+            if !isIDAT && !isFrame {
+                otherChunks += 1
+                guard otherChunks <= maxChunks else {
+                    throw .corrupt("more than \(maxChunks) chunks besides the image data")
+                }
+            }
+            let isText = type == (0x74, 0x45, 0x58, 0x74) || type == (0x7A, 0x54, 0x58, 0x74)   // "tEXt", "zTXt"
+                || type == (0x69, 0x54, 0x58, 0x74)                                              // "iTXt"
+            if isText { result.hiddenFromLibpng.append(pos ..< end) }
             if type == (0x65, 0x58, 0x49, 0x66) && result.exif == nil { result.exif = pos + 8 ..< pos + 8 + length }   // "eXIf"
             if type == (0x69, 0x54, 0x58, 0x74) { result.textChunks.append(pos + 8 ..< pos + 8 + length) }             // "iTXt"
             pos = end
         }
         return result
+    }
+
+    /// `body` over the bytes libpng should read: `bytes` itself, or a copy without the text chunks
+    /// when there are any.
+    func withLibpngBytes<T>(_ bytes: UnsafeRawBufferPointer,
+                            _ body: (UnsafeRawBufferPointer) throws(DecodeError) -> T) throws(DecodeError) -> T {
+        guard !hiddenFromLibpng.isEmpty else { return try body(bytes) }
+        var copy: [UInt8] = []
+        copy.reserveCapacity(bytes.count - hiddenFromLibpng.reduce(0) { $0 + $1.count })
+        var start = 0
+        for range in hiddenFromLibpng where range.lowerBound >= start && range.upperBound <= bytes.count {
+            copy.append(contentsOf: bytes[start ..< range.lowerBound])
+            start = range.upperBound
+        }
+        copy.append(contentsOf: bytes[start...])
+        return try copy.withUnsafeBytes { copied in Result { () throws(DecodeError) -> T in try body(copied) } }.get()
     }
 
     /// EXIF orientation 1...8 from the eXIf chunk found by the scan of `bytes`; 1 when absent.

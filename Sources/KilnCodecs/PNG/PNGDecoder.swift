@@ -24,7 +24,9 @@ public struct PNGDecoder: ImageDecoding, Sendable {
         try data.withUnsafeBytes { bytes in
             Result { () throws(DecodeError) -> ImageHeader in
                 let chunks = try PNGChunks.scan(bytes)
-                return Self.header(of: try PNGImageReader(bytes), orientation: chunks.orientation(in: bytes))
+                return try chunks.withLibpngBytes(bytes) { (shown: UnsafeRawBufferPointer) throws(DecodeError) -> ImageHeader in
+                    Self.header(of: try PNGImageReader(shown), orientation: chunks.orientation(in: bytes))
+                }
             }
         }.get()
     }
@@ -37,6 +39,13 @@ public struct PNGDecoder: ImageDecoding, Sendable {
 
     // MARK: - Implementation
 
+    /// What one pass of libpng over the bytes gives.
+    private struct LibpngRead {
+        var header: ImageHeader
+        var pixels: [UInt8]
+        var icc: [UInt8]?
+    }
+
     private static func header(of reader: PNGImageReader, orientation: Int) -> ImageHeader {
         ImageHeader(format: .png, width: reader.width, height: reader.height, frameCount: 1,
                     orientation: orientation, hasAlpha: reader.hasAlpha)
@@ -44,19 +53,22 @@ public struct PNGDecoder: ImageDecoding, Sendable {
 
     private static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions) throws(DecodeError) -> DecodedImage {
         let chunks = try PNGChunks.scan(bytes)
-        let reader = try PNGImageReader(bytes)
-        let header = header(of: reader, orientation: chunks.orientation(in: bytes))
-        try options.limits.check(header)
+        let read = try chunks.withLibpngBytes(bytes) { (shown: UnsafeRawBufferPointer) throws(DecodeError) -> LibpngRead in
+            let reader = try PNGImageReader(shown)
+            let header = Self.header(of: reader, orientation: chunks.orientation(in: bytes))
+            try options.limits.check(header)
+            let pixels = try reader.finishRead(channels: header.hasAlpha ? 4 : 3)
+            return LibpngRead(header: header, pixels: pixels, icc: chunks.hasICCProfile ? Self.readICC(shown) : nil)
+        }
+        let (header, pixels, icc) = (read.header, read.pixels, read.icc)
         let channels = header.hasAlpha ? 4 : 3
-        let pixels = try reader.finishRead(channels: channels)
-        let icc = chunks.hasICCProfile ? readICC(bytes) : nil
         let buffer = PixelBuffer(width: header.width, height: header.height, channels: channels, pixels: pixels)
         return DecodedImage(buffer: buffer, header: header, iccProfile: icc,
                             metadata: PNGMetadata.read(bytes, chunks: chunks))
     }
 
     /// The iCCP profile, nil when libpng finds it invalid (a broken profile never fails the decode).
-    private static func readICC(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+    static func readICC(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
         guard let base = bytes.baseAddress else { return nil }
         var output: UnsafeMutablePointer<UInt8>? = nil
         var size = 0

@@ -15,15 +15,24 @@ public struct SpecParser: Sendable {
     public var maxOperations: Int
     /// Largest `blur` / `sharpen` sigma.
     public var maxSigma: Double
+    /// Longest request path in bytes, as received (query string included); checked first, so a
+    /// 64 KB URL costs a length comparison.
+    public var maxPathBytes: Int
+    /// Most option segments in one URL, before presets are expanded; the parse stops at the first
+    /// one over, so a URL of thousands of options costs no more than the limit.
+    public var maxOptions: Int
     /// `preset:<name>` chains, e.g. `avatar` → `rs:96:96:fill/circle/f:webp`.
     public var presets: [String: String]
     public var customResolver: CustomResolver?
 
     public init(maxDimension: Int = 16_384, maxOperations: Int = 16, maxSigma: Double = 50,
+                maxPathBytes: Int = 8_192, maxOptions: Int = 64,
                 presets: [String: String] = [:], customResolver: CustomResolver? = nil) {
         self.maxDimension = maxDimension
         self.maxOperations = maxOperations
         self.maxSigma = maxSigma
+        self.maxPathBytes = maxPathBytes
+        self.maxOptions = maxOptions
         self.presets = presets
         self.customResolver = customResolver
     }
@@ -31,6 +40,9 @@ public struct SpecParser: Sendable {
     /// Parses the path of a request; a query string is ignored. `isDecoded`: the path was already
     /// percent-decoded (nginx's `DOCUMENT_URI`), so `%` is taken literally.
     public func parse(_ rawPath: String, isDecoded: Bool = false) throws(SpecError) -> ImageRequest {
+        guard rawPath.utf8.count <= maxPathBytes else {
+            throw .malformedPath(reason: "path too long: \(rawPath.utf8.count) bytes, at most \(maxPathBytes)")
+        }
         if rawPath.utf8.contains(0) { throw .malformedPath(reason: "NUL byte (%00) in the path") }
         var path = Substring(rawPath)
         if !isDecoded, let q = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<q] }
@@ -44,6 +56,9 @@ public struct SpecParser: Sendable {
             let segment = isDecoded ? String(raw) : try PathDecoding.decodeSegment(raw)
             guard try parseOption(segment, into: &builder, presetDepth: 0) else { break }
             index += 1
+            guard index - segments.startIndex <= maxOptions else {
+                throw .invalidOption(segment: "option \(maxOptions + 1)", reason: "at most \(maxOptions) options per URL")
+            }
         }
         let sourcePath = try PathDecoding.sourcePath(from: segments[index...], isDecoded: isDecoded)
         return try builder.request(sourcePath: sourcePath, maxDimension: maxDimension, maxOperations: maxOperations)

@@ -1,0 +1,24 @@
+import KilnCore
+
+/// SpecParser.parse on arbitrary bytes, as a raw path (REQUEST_URI) and as a decoded one
+/// (DOCUMENT_URI), with presets and a custom resolver configured like a real deployment.
+private let parser = SpecParser(
+    maxDimension: 16_384, maxOperations: 16, maxSigma: 50,
+    presets: ["avatar": "rs:96:96:fill/circle/f:webp", "thumb": "w:200/q:70", "blurry": "bl:3/gs"],
+    customResolver: { name, arguments throws(SpecError) -> CustomOperation? in
+        guard name == "custom" else { return nil }
+        guard arguments.count <= 2 else { throw .invalidOption(segment: name, reason: "too many arguments") }
+        return CustomOperation(name: name, arguments: arguments, identifier: "custom-v1")
+    })
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+    for isDecoded in [false, true] {
+        if let request = try? parser.parse(text, isDecoded: isDecoded) {
+            precondition(!request.sourcePath.isEmpty, "a request without a source path")
+            precondition(request.operations.count <= parser.maxOperations, "more operations than the limit")
+        }
+    }
+    return 0
+}

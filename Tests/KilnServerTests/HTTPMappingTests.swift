@@ -2,8 +2,8 @@ import Testing
 @testable import KilnServer
 
 @Suite struct HTTPMappingTests {
-    /// libfcgi hands DOCUMENT_URI over as a C string, so a decoded NUL would silently end the
-    /// path there: a `%00` in the raw path makes the raw URI the one parsed (and refused).
+    /// A front server that cut DOCUMENT_URI at a decoded NUL (libfcgi's C strings did) would
+    /// hide it: a `%00` in the raw path makes the raw URI the one parsed (and refused).
     @Test func encodedNULInTheRawPathIsParsedRaw() {
         let nul = HTTPRequest(fastCGIParams: ["REQUEST_URI": "/w:100/photo.jpg%00.png", "DOCUMENT_URI": "/w:100/photo.jpg"])
         #expect(nul.specPath.path == "/w:100/photo.jpg%00.png")

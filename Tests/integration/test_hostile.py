@@ -74,8 +74,8 @@ def test_pid_file_symlink_refuses_the_start(environment_ok, root, tmp_path):
 def test_nul_in_the_path_is_400(stack, client):
     r = client.get(f"/w:100/{PHOTO_HD}%00.png", timeout=10)
     assert r.status == 400, r.describe()
-    # Straight to kiln, as nginx would pass it: REQUEST_URI raw, DOCUMENT_URI decoded (the NUL
-    # would end libfcgi's C string there, silently serving photo_1920x1080.jpg).
+    # Straight to kiln, as nginx would pass it: REQUEST_URI raw, DOCUMENT_URI decoded (with the NUL
+    # byte, or cut at it as libfcgi's C strings once did, silently serving photo_1920x1080.jpg).
     for request_uri, document_uri in ((f"/w:100/{PHOTO_HD}%00.png", f"/w:100/{PHOTO_HD}\0.png"),
                                       (f"/w:100%00/{PHOTO_HD}", f"/w:100\0/{PHOTO_HD}"),
                                       (f"/w:100/{PHOTO_HD}%00.png", None)):

@@ -37,9 +37,9 @@ public struct HTTPRequest: Sendable, Equatable {
 
     /// The path to parse and whether it is already percent-decoded: `DOCUMENT_URI` when nginx
     /// gave it (so `rewrite ... last` rules such as `/thumb/WxH/...` work), else the raw URI.
-    /// A NUL cannot survive in `DOCUMENT_URI` (libfcgi hands params over as C strings, so the
-    /// path would end there): when the raw path holds `%00`, the raw URI is parsed instead and
-    /// the parser refuses it (400).
+    /// A NUL reaches `DOCUMENT_URI` intact (Kiln's FastCGI reader keeps param bytes as they are)
+    /// and the parser refuses it (400); a front server that cut the decoded path at the NUL would
+    /// hide it, so when the raw path holds `%00` the raw URI is parsed instead, refused the same way.
     public var specPath: (path: String, isDecoded: Bool) {
         if let d = documentURI, !d.isEmpty, !HTTPRequest.pathHasEncodedNUL(uri) { return (d, true) }
         return (uri, false)

@@ -52,6 +52,10 @@ public struct CacheKey: Sendable, Hashable {
 
     /// The output format as far as it is known before the source is read: `f:auto` becomes
     /// `webp` or `source` depending on `Accept`, exactly as `OutputOptions.resolvedFormat` decides.
+    /// For `f:auto` the token `webp` means "the client accepts WebP": a result too large for WebP
+    /// falls back to the source's format (or PNG/JPEG by alpha), which is a function of the
+    /// source version in the key, so the key is derived once, before rendering, and stays exact
+    /// (the settings part then covers every format: `cacheSettings(for:outputToken:)`).
     public static func outputToken(_ options: OutputOptions, accept: String?) -> String {
         switch options.format {
         case .format(let f): return f.rawValue

@@ -17,7 +17,11 @@ extension OutputConfiguration {
     /// `md` (metadata kept) is decided by `strip:`: the metadata itself is the source's, whose
     /// version is in the key.
     public func cacheSettings(for request: OutputOptions, outputToken: String) -> String {
-        let formats = ImageFormat(rawValue: outputToken).map { [$0] } ?? ImageFormat.allCases
+        // `f:auto` may fall back from WebP to another format when the result does not fit WebP
+        // (`OutputOptions.resolvedFormat(source:accept:size:hasAlpha:)`), so its settings cover
+        // every format even when the token says `webp`.
+        let named = request.format == .auto ? nil : ImageFormat(rawValue: outputToken)
+        let formats = named.map { [$0] } ?? ImageFormat.allCases
         let metadata: ImageMetadata? = request.strip ? nil : ImageMetadata()
         var parts = formats.map { encodeOptions(format: $0, request: request, metadata: metadata).canonical }
         parts.append("bg=\(flattenBackground(for: request))")

@@ -11,7 +11,9 @@ extension ImagePipeline {
 
     /// Renders `request` from an opened source: read → sniff → header and limits → decode
     /// (shrinking on load when a resize comes first) → convert to sRGB → orient → processors in
-    /// URL order → flatten → encode.
+    /// URL order → flatten → encode. A result the output format cannot store (WebP beyond
+    /// 16383 px) is refused with `PipelineError.formatLimit`: before decoding when the size is
+    /// known from the plan, else right before encoding; `f:auto` picks a format that holds it.
     public func render(_ request: ImageRequest, from opened: any OpenedSource, accept: String? = nil) throws -> RenderedImage {
         var timeline = Timeline()
         let data = try opened.readAll()
@@ -27,6 +29,11 @@ extension ImagePipeline {
         if !request.autorotate { header.orientation = 1 }
         let decodeLimits = limits.decodeLimits
         try decodeLimits.check(header)
+        // Format limits are known from the plan: refuse before decoding (f:auto adapts later).
+        if let fixed = ImagePipeline.fixedOutputFormat(request, source: format),
+           let planned = request.plannedOutputSize(source: header.displayedSize) {
+            try ImagePipeline.checkFormatLimit(fixed, size: planned)
+        }
         let options = DecodeOptions(minimumSize: ImagePipeline.minimumDecodeSize(for: request, header: header),
                                     limits: decodeLimits)
         let decoded = try decoder.decode(data, options: options)
@@ -44,7 +51,10 @@ extension ImagePipeline {
             image = try stages.processors.processor(for: operation).process(image, context: context)
             logical = image.size
         }
-        let outputFormat = request.output.resolvedFormat(source: format, accept: accept)
+        let outputFormat = request.output.resolvedFormat(source: format, accept: accept, size: image.size,
+                                                         hasAlpha: image.hasAlpha)
+        // The rendered size is what counts (a plan may be unknown): never hand the encoder more.
+        try ImagePipeline.checkFormatLimit(outputFormat, size: image.size)
         if image.hasAlpha && !outputFormat.supportsAlpha {
             image = stages.flattener.flatten(image, onto: output.flattenBackground(for: request.output))
         }

@@ -5,4 +5,7 @@ import KilnCore
 public enum PipelineError: Error, Equatable, Sendable {
     /// The bytes are not JPEG, PNG or WebP, whatever the file name says. Carries libmagic's MIME type.
     case unsupportedType(String)
+    /// The result (planned from the header, or rendered) is wider or taller than the output
+    /// format can store (WebP 16383 px, JPEG 65535 px): refused before the encoder sees it.
+    case formatLimit(ImageFormat, PixelSize)
 }

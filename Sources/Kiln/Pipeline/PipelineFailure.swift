@@ -86,6 +86,10 @@ public struct PipelineFailure: Error, Sendable, Equatable {
             switch e {
             case let .unsupportedType(mime):
                 self.init(.unsupported, "not a supported image (content is \(mime)); JPEG, PNG and WebP are")
+            case let .formatLimit(format, size):
+                let m = format.maxDimension
+                self.init(.tooLarge, "\(format.displayName) output is limited to \(m)x\(m) pixels; "
+                          + "this result is \(size.width)x\(size.height)")
             }
         case let e as DecodeError:
             switch e {

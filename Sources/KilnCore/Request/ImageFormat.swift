@@ -32,4 +32,29 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
 
     /// Whether the encoded format can carry an alpha channel.
     public var supportsAlpha: Bool { self != .jpeg }
+
+    /// The largest width and height the format can store: WebP's 14-bit dimensions (16383),
+    /// JPEG's 16-bit ones (65535), PNG's 31-bit ones. Checked before encoding (and before
+    /// decoding when the output size is known from the plan), never left to the encoder.
+    public var maxDimension: Int {
+        switch self {
+        case .jpeg: 65_535
+        case .png: 2_147_483_647
+        case .webp: 16_383
+        }
+    }
+
+    /// Whether an image of `size` can be stored in this format.
+    public func canHold(_ size: PixelSize) -> Bool {
+        size.width <= maxDimension && size.height <= maxDimension
+    }
+
+    /// The name used in messages: `JPEG`, `PNG`, `WebP`.
+    public var displayName: String {
+        switch self {
+        case .jpeg: "JPEG"
+        case .png: "PNG"
+        case .webp: "WebP"
+        }
+    }
 }

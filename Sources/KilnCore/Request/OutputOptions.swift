@@ -2,7 +2,9 @@
 public enum FormatChoice: Sendable, Hashable {
     /// Keep the source's format (no `f:` option).
     case source
-    /// WebP when the client accepts it, else the source format; answers carry `Vary: Accept`.
+    /// WebP when the client accepts it and the result fits WebP's 16383 px, else the source
+    /// format (PNG or JPEG by alpha when the source is WebP and the result does not fit it);
+    /// answers carry `Vary: Accept`.
     case auto
     case format(ImageFormat)
 
@@ -56,5 +58,22 @@ public struct OutputOptions: Sendable, Hashable {
             if let accept, AcceptHeader(accept).allows("image/webp") { return .webp }
             return source
         }
+    }
+
+    /// The concrete output format once the result is known: `resolvedFormat(source:accept:)`,
+    /// except that `f:auto` never picks a format that cannot hold `size` (WebP beyond 16383 px):
+    /// it falls back to the source's format, or, for a WebP source, to PNG when the result has
+    /// alpha and JPEG when not. An explicit format (or the source's, without `f:`) is kept even
+    /// when it cannot hold the result: the pipeline refuses that with a 413 naming the limit.
+    ///
+    /// The choice is a function of the source (its format, whose version is in the cache key),
+    /// the request and the `Accept` class, so the key derived before rendering (`f:auto` with
+    /// WebP accepted) still names exactly one result.
+    public func resolvedFormat(source: ImageFormat, accept: String?, size: PixelSize, hasAlpha: Bool) -> ImageFormat {
+        let chosen = resolvedFormat(source: source, accept: accept)
+        guard format == .auto, !chosen.canHold(size) else { return chosen }
+        if source != chosen, source.canHold(size) { return source }
+        let fallback: ImageFormat = hasAlpha ? .png : .jpeg
+        return fallback.canHold(size) ? fallback : .png
     }
 }

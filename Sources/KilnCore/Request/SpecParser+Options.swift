@@ -1,5 +1,11 @@
 /// The options of the URL grammar: one case per option name (and its aliases).
 extension SpecParser {
+    /// Sigmas below this (`bl:`, `sh:`) change no pixel: the Gaussian's weight one pixel away is
+    /// below 2e-22, so the step is dropped from the request (it shares the cache key of the URL
+    /// without it). Tiny sigmas then never reach the kernel, where a sigma whose square
+    /// underflows would divide 0 by 0 and paint the image black.
+    public static let minimumSigma = 0.1
+
     /// Applies one segment; false when the segment is not an option (the path starts here).
     func parseOption(_ segment: String, into b: inout RequestBuilder, presetDepth: Int) throws(SpecError) -> Bool {
         let fields = segment.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
@@ -57,10 +63,12 @@ extension SpecParser {
             b.append(.rounded(radius: try a.int(0, "radius", 1...maxDimension)))
         case "blur", "bl":
             try a.arity(1...1)
-            b.append(.blur(sigma: try a.sigma(0, max: maxSigma)))
+            let sigma = try a.sigma(0, max: maxSigma)
+            if sigma >= Self.minimumSigma { b.append(.blur(sigma: sigma)) }
         case "sharpen", "sh":
             try a.arity(1...1)
-            b.append(.sharpen(sigma: try a.sigma(0, max: maxSigma)))
+            let sigma = try a.sigma(0, max: maxSigma)
+            if sigma >= Self.minimumSigma { b.append(.sharpen(sigma: sigma)) }
         case "grayscale", "greyscale", "gs":
             try a.arity(0...0)
             b.append(.grayscale)

@@ -26,7 +26,9 @@ public struct GaussianBlur: ImageProcessing, Sendable, Hashable {
         guard sigma.isFinite, sigma > 0 else {
             throw .invalidArgument(option: "blur", reason: "sigma must be above 0")
         }
-        guard image.pixelCount > 0 else { return image }
+        // Below the minimum no pixel changes (the URL parser drops such steps); returning the
+        // image keeps a tiny sigma from reaching the kernel, where its square could underflow.
+        guard image.pixelCount > 0, sigma >= SpecParser.minimumSigma else { return image }
         var samples = FloatImage(image)
         Self.blur(&samples, sigma: sigma)
         return samples.pixelBuffer()

@@ -21,7 +21,9 @@ public struct Sharpen: ImageProcessing, Sendable, Hashable {
         guard sigma.isFinite, sigma > 0 else {
             throw .invalidArgument(option: "sharpen", reason: "sigma must be above 0")
         }
-        guard image.pixelCount > 0 else { return image }
+        // Below the minimum no pixel changes (the URL parser drops such steps); returning the
+        // image keeps a tiny sigma from reaching the kernel, where its square could underflow.
+        guard image.pixelCount > 0, sigma >= SpecParser.minimumSigma else { return image }
         var sharp = FloatImage(image)
         var blurred = sharp
         GaussianBlur.blur(&blurred, sigma: sigma)

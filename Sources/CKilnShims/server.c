@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
@@ -14,10 +15,28 @@ extern char **environ;
 
 static volatile sig_atomic_t stop_flag = 0;
 static volatile sig_atomic_t stop_signal = 0;
+static volatile sig_atomic_t handover_flag = 0;
+static volatile time_t stop_sec = 0;
+static volatile long stop_nsec = 0;
 static int devnull_fd = -1;
+static int drain_fd = -1;
 
-static void on_stop(int sig) {
+#define KILN_HANDOVER_MARK 0x4b484f /* "KHO" */
+
+static void on_stop(int sig, siginfo_t *info, void *context) {
     int saved = errno;
+    (void)context;
+    int handover = info != 0 && info->si_code == SI_QUEUE && info->si_value.sival_int == KILN_HANDOVER_MARK;
+    /* A plain stop signal after a hand-over means there is no next generation: drain after all. */
+    if (stop_flag == 0) handover_flag = handover ? 1 : 0;
+    else if (!handover) handover_flag = 0;
+    if (stop_flag == 0) {
+        struct timespec ts; /* clock_gettime is async-signal-safe */
+        if (clock_gettime(CLOCK_MONOTONIC, &ts) == 0) {
+            stop_sec = ts.tv_sec;
+            stop_nsec = ts.tv_nsec;
+        }
+    }
     stop_flag = 1;
     if (stop_signal == 0) stop_signal = sig;
     /* Async-signal-safe: replaces the listening socket on fd 0 so the next (or the restarted)
@@ -28,6 +47,8 @@ static void on_stop(int sig) {
 
 int kiln_install_stop_handler(void) {
     if (devnull_fd < 0) {
+        /* First call: no handler yet, so fd 0 is still what the master gave us. */
+        if (drain_fd < 0 && kiln_is_listening_socket(0)) drain_fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
         devnull_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (devnull_fd < 0) return -1;
         /* Keep it away from 0..2 so dup2 never targets itself. */
@@ -40,8 +61,8 @@ int kiln_install_stop_handler(void) {
     }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop;
-    sa.sa_flags = SA_RESTART;
+    sa.sa_sigaction = on_stop;
+    sa.sa_flags = SA_RESTART | SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     sigaddset(&sa.sa_mask, SIGTERM);
     sigaddset(&sa.sa_mask, SIGINT);
@@ -60,6 +81,18 @@ int kiln_install_stop_handler(void) {
 int kiln_stop_requested(void) { return stop_flag ? 1 : 0; }
 
 int kiln_stop_signal(void) { return stop_signal; }
+
+int kiln_stop_is_handover(void) { return stop_flag && handover_flag ? 1 : 0; }
+
+int kiln_drain_fd(void) { return drain_fd; }
+
+double kiln_stop_time(void) { return stop_flag ? (double)stop_sec + (double)stop_nsec / 1e9 : 0; }
+
+int kiln_send_handover(int pid) {
+    union sigval value;
+    value.sival_int = KILN_HANDOVER_MARK;
+    return sigqueue(pid, SIGTERM, value);
+}
 
 int kiln_ignore_signal(int sig) {
     struct sigaction sa;

@@ -187,6 +187,52 @@ struct ProcessTests {
         #expect(server.log.contains("SIGKILL"))
     }
 
+    /// One worker busy, two connections queued behind it when SIGTERM arrives: all three are
+    /// answered (the worker drains the queue), a new connection is refused at once (the socket
+    /// file is gone), and the master exits.
+    @Test func stopAnswersTheQueuedConnections() throws {
+        let (server, client) = try start(["--set", "server.shutdown_timeout=20s"], workers: 1)
+        defer { server.cleanUp() }
+        try stopWithQueue(server, client)
+        #expect(access(server.folder + "/k.sock", F_OK) != 0)
+    }
+
+    /// The same over TCP: the queued connections are answered too.
+    @Test func stopAnswersTheQueuedConnectionsOverTCP() throws {
+        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var sa = sockaddr_in()
+        sa.sin_family = sa_family_t(AF_INET)
+        sa.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, len) } }
+        _ = withUnsafeMutablePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &len) } }
+        let port = UInt16(bigEndian: sa.sin_port)
+        close(probe)
+        let folder = try TemporaryFile.folder()
+        let server = try ServerProcess(["serve", "--listen", "127.0.0.1:\(port)", "--workers", "1",
+                                        "--set", "server.shutdown_timeout=20s"], folder: folder)
+        defer { server.cleanUp() }
+        let client = FastCGITestClient(target: .tcp("127.0.0.1", port))
+        #expect(ServerProcess.wait(timeout: 10) { (try? client.get("/tcp"))?.status == 200 })
+        try stopWithQueue(server, client)
+    }
+
+    func stopWithQueue(_ server: ServerProcess, _ client: FastCGITestClient) throws {
+        let first = inBackground(client, "/busy?sleep=800")
+        usleep(200_000)
+        let queued = [inBackground(client, "/queued1?sleep=300"), inBackground(client, "/queued2?sleep=300")]
+        usleep(200_000)
+        server.signal(SIGTERM)
+        for (i, (done, box)) in ([first] + queued).enumerated() {
+            #expect(done.wait(timeout: .now() + 10) == .success)
+            #expect(box.error == nil, "request \(i): \(String(describing: box.error))")
+            #expect(box.reply?.status == 200 && box.reply?.sawEndRequest == true, "request \(i)")
+        }
+        #expect(server.waitForExit(timeout: 10) == 0)
+        #expect(server.log.contains("answered 2 queued connections after the stop signal"), "\(server.log)")
+        #expect(!server.log.contains("SIGKILL"))
+    }
+
     @Test func workersExitWhenTheMasterIsKilled() throws {
         let (server, client) = try start([])
         defer { server.cleanUp() }

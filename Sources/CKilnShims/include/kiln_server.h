@@ -9,7 +9,11 @@
  * blocked in accept(0) is interrupted, the kernel restarts accept, and the restarted call fails
  * at once with ENOTSOCK; a signal that arrives just before accept makes that accept fail the same
  * way, so no wake-up is lost. Every other interrupted call (reads and writes of the request in
- * flight) is restarted, so the current request finishes intact. Returns 0 or -1/errno. */
+ * flight) is restarted, so the current request finishes intact. Returns 0 or -1/errno.
+ *
+ * The first call also keeps a close-on-exec copy of fd 0 when it is a listening socket (before
+ * any handler can replace it): `kiln_drain_fd`, so a stopping worker can still accept the
+ * connections already queued. */
 int kiln_install_stop_handler(void);
 
 /* 1 once a stop signal arrived in this process, else 0. */
@@ -17,6 +21,21 @@ int kiln_stop_requested(void);
 
 /* The signal that set the stop flag, 0 if none. */
 int kiln_stop_signal(void);
+
+/* 1 when every stop signal so far was a hand-over (`kiln_send_handover`): the next generation of
+ * workers takes the queued connections, so this worker does not drain the queue. 0 otherwise
+ * (a plain kill, the parent-death signal, or no signal yet). */
+int kiln_stop_is_handover(void);
+
+/* CLOCK_MONOTONIC seconds when the first stop signal arrived, 0 if none. */
+double kiln_stop_time(void);
+
+/* The copy of the listening socket kept by `kiln_install_stop_handler`, or -1. */
+int kiln_drain_fd(void);
+
+/* sigqueue(pid, SIGTERM) with the hand-over marker (reload: the old generation leaves the queue
+ * to the new one). Returns 0 or -1/errno. */
+int kiln_send_handover(int pid);
 
 /* signal(sig, SIG_IGN) without the macro. Returns 0 or -1/errno. */
 int kiln_ignore_signal(int sig);

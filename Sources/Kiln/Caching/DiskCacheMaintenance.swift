@@ -10,9 +10,14 @@ public struct SweepStats: Sendable, Equatable {
     /// Entries evicted (least recently used first) or removed as expired failures.
     public var removedEntries = 0
     public var removedBytes = 0
-    /// Unlocked lock files and temporary files older than `staleAge`, removed.
+    /// Unlocked lock files older than `staleAge`, and temporary files older than that or left by a
+    /// writer that is gone, removed.
     public var removedLocks = 0
     public var removedTemps = 0
+    /// Temporary files left (being written), and their disk usage (not in `bytes`): they count
+    /// against the size limit while they exist (entries are evicted to make room for them).
+    public var tempFiles = 0
+    public var tempBytes = 0
     /// Still above the size limit because `maxBatch` stopped the eviction: sweep again.
     public var overLimit = false
     public var milliseconds = 0.0
@@ -24,8 +29,10 @@ public struct DiskCacheStats: Sendable, Equatable {
     /// Disk usage of the entries (allocated blocks, as `du` counts: at least a block per file).
     public var bytes = 0
     public var sizeLimit = 0
-    /// Files being written (or left by a process that died while writing).
+    /// Files being written (or left by a process that died while writing), and their disk usage
+    /// (not in `bytes`; the sweep counts it against the size limit).
     public var tempFiles = 0
+    public var tempBytes = 0
     public var lockFiles = 0
     /// Free bytes of the file system for unprivileged users (`statvfs`), nil when unknown.
     public var filesystemFreeBytes: Int?
@@ -57,7 +64,9 @@ extension DiskCache {
 
     /// Removes expired failures, then least recently used entries until the entries take at most
     /// `lowWater × sizeLimit` (only when they take more than `sizeLimit`), at most `maxBatch`
-    /// evictions per call; also stale lock and temporary files. Returns nil without doing anything
+    /// evictions per call; also stale lock files and temporary files that are stale or whose writer
+    /// is gone. Temporary files still being written count toward the limit (`tempBytes`): entries
+    /// are evicted to make room for them. Returns nil without doing anything
     /// when another process is sweeping (non-blocking lock on `sweep.lock`).
     public func sweep(maxBatch: Int = 10_000) -> SweepStats? {
         let start = Timeline.now()
@@ -70,11 +79,17 @@ extension DiskCache {
         let nowMs = now()
         let staleBefore = nowMs * 1_000_000 - Int64(staleAge * 1e9)
 
-        var staleTemps: [String] = []
+        var staleTemps: [(path: String, size: Int)] = []
+        var liveTemps: [Int] = []
         CacheFiles.forEachFile(in: tempFolder) { name, st in
-            if CacheFiles.mtime(st) < staleBefore { staleTemps.append("\(tempFolder)/\(name)") }
+            if CacheFiles.mtime(st) < staleBefore || DiskCache.isAbandonedTemp(name) {
+                staleTemps.append(("\(tempFolder)/\(name)", CacheFiles.diskUsage(st)))
+            } else {
+                liveTemps.append(CacheFiles.diskUsage(st))
+            }
         }
-        for p in staleTemps.prefix(maxBatch) where unlink(p) == 0 { stats.removedTemps += 1 }
+        for t in staleTemps.dropFirst(maxBatch) { liveTemps.append(t.size) }
+        for t in staleTemps.prefix(maxBatch) where unlink(t.path) == 0 { stats.removedTemps += 1 }
         var staleLocks: [String] = []
         for a in CacheFiles.list(lockFolder) ?? [] where CacheFiles.isHex(a, count: 2) {
             let folder = "\(lockFolder)/\(a)"
@@ -91,7 +106,10 @@ extension DiskCache {
         }
 
         var entries = scanEntries()
-        var total = entries.reduce(0) { $0 + $1.size }
+        // Files being written take room too: they count against the limit while they exist.
+        stats.tempFiles = liveTemps.count
+        stats.tempBytes = liveTemps.reduce(0, +)
+        var total = entries.reduce(0) { $0 + $1.size } + stats.tempBytes
         entries.removeAll { e in
             guard e.length <= failureProbeSize, isExpiredFailure(e.path, nowMs: nowMs), unlink(e.path) == 0 else { return false }
             total -= e.size
@@ -117,9 +135,42 @@ extension DiskCache {
             stats.overLimit = total > sizeLimit
         }
         stats.entries = count
-        stats.bytes = total
+        stats.bytes = total - stats.tempBytes
         stats.milliseconds = Double(Timeline.now() - start) / 1e6
         return stats
+    }
+
+    /// Removes the temporary files whose writer is gone (a process killed while writing an entry),
+    /// whatever their age: called when a worker starts, so a killed writer's leftovers do not wait
+    /// `staleAge` for a sweep. Files of live writers stay. Logs what it removed.
+    @discardableResult
+    public func removeAbandonedTemps() -> (files: Int, bytes: Int) {
+        var found: [(path: String, size: Int)] = []
+        CacheFiles.forEachFile(in: tempFolder) { name, st in
+            if DiskCache.isAbandonedTemp(name) {
+                found.append(("\(tempFolder)/\(name)", CacheFiles.diskUsage(st)))
+            }
+        }
+        var removed = (files: 0, bytes: 0)
+        for t in found where unlink(t.path) == 0 {
+            removed.files += 1
+            removed.bytes += t.size
+        }
+        if removed.files > 0 {
+            logger.notice("disk cache: removed \(removed.files) temporary files (\(removed.bytes) bytes) left in \(tempFolder) by writers that died")
+        }
+        return removed
+    }
+
+    /// Whether the temporary file `name` (`<hex16>.<pid>.<n>`, see `store`) was left by a process
+    /// that no longer exists. A name without a pid, or a pid that is alive (this process, another
+    /// thread's pipeline in `kiln warm`, or a process not ours to signal), is not abandoned; the
+    /// sweep still removes such files after `staleAge` (a reused pid). Assumes the writers share
+    /// this pid namespace.
+    static func isAbandonedTemp(_ name: String) -> Bool {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let pid = pid_t(parts[1]), pid > 0, pid != getpid() else { return false }
+        return kill(pid, 0) != 0 && errno == ESRCH
     }
 
     private func isExpiredFailure(_ p: String, nowMs: Int64) -> Bool {
@@ -141,7 +192,10 @@ extension DiskCache {
         s.entries = entries.count
         s.bytes = entries.reduce(0) { $0 + $1.size }
         s.sizeLimit = sizeLimit
-        s.tempFiles = CacheFiles.list(tempFolder)?.count ?? 0
+        CacheFiles.forEachFile(in: tempFolder) { _, st in
+            s.tempFiles += 1
+            s.tempBytes += CacheFiles.diskUsage(st)
+        }
         for a in CacheFiles.list(lockFolder) ?? [] where CacheFiles.isHex(a, count: 2) {
             s.lockFiles += CacheFiles.list("\(lockFolder)/\(a)")?.count ?? 0
         }

@@ -48,8 +48,11 @@ public final class RenderCoordinator {
     }
 
     /// The caches of a configuration: a `MemoryCache`, and a `DiskCache` when `disk_path` is set.
+    /// Temporary files left by writers that died are removed at once.
     public convenience init(_ configuration: CacheConfiguration, logger: Logger) {
-        self.init(memory: MemoryCache(configuration), disk: DiskCache(configuration, logger: logger),
+        let disk = DiskCache(configuration, logger: logger)
+        disk?.removeAbandonedTemps()
+        self.init(memory: MemoryCache(configuration), disk: disk,
                   lockTimeout: configuration.lockTimeout, negativeTTL: configuration.negativeTTL,
                   storesFinal: configuration.storesFinal, logger: logger)
     }

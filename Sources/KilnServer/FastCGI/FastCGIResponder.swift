@@ -57,6 +57,8 @@ public final class FastCGIResponder {
             if fd < 0 {
                 let e = errno
                 if shouldStop() { return .stopRequested }
+                // A draining worker made the shared socket non-blocking (see `drain`): wait here.
+                if e == EAGAIN { waitReadable(listenFD) }
                 if FastCGIResponder.acceptRetries.contains(e) { continue }
                 return e == EINVAL ? .listenerClosed : .acceptFailed(e)
             }
@@ -65,6 +67,40 @@ public final class FastCGIResponder {
                 return .maxRequestsReached
             }
         }
+    }
+
+    /// Serves the connections still queued on `fd` (the worker's copy of the listening socket)
+    /// after a stop signal: accepts without waiting until the queue is empty (EAGAIN) or
+    /// `deadline` (monotonic seconds) passes, answering each connection's request. Returns how
+    /// many connections it accepted.
+    ///
+    /// The socket is made non-blocking for that, and the flag belongs to the socket every worker
+    /// shares: a worker of the same server that is not stopping then waits in `poll` instead of
+    /// `accept` (see `serve`), which costs only a wake-up of every idle worker per connection.
+    public func drain(fd: Int32, handler: some RequestHandling, deadline: Double) -> Int {
+        let flags = fcntl(fd, F_GETFL)
+        guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0 else { return 0 }
+        var accepted = 0
+        while MonotonicClock.seconds() < deadline {
+            let c = accept(fd, nil, nil)
+            if c < 0 {
+                let e = errno
+                if e == EINTR || (e != EAGAIN && FastCGIResponder.acceptRetries.contains(e)) { continue }
+                break
+            }
+            _ = fcntl(c, F_SETFD, FD_CLOEXEC)
+            accepted += 1
+            // The stop flag is set: a connection the web server keeps is closed after its request.
+            let connection = FastCGIConnection(fd: c, timeouts: timeouts, limits: limits)
+            _ = serve(connection, handler: handler, maxRequests: 0) { true }
+        }
+        return accepted
+    }
+
+    /// Blocks until `fd` is readable (or a signal interrupts).
+    private func waitReadable(_ fd: Int32) {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        _ = poll(&p, 1, -1)
     }
 
     /// accept errors that concern one connection, not the listening socket (accept(2): Linux

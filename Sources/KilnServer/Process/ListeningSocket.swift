@@ -32,11 +32,6 @@ public final class ListeningSocket {
         }
     }
 
-    /// Wakes every worker blocked in `accept` (it fails with EINVAL) and refuses new connections.
-    public func shutdown() {
-        _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
-    }
-
     /// Closes the descriptor and removes the socket file if it is still the one we bound.
     public func close() {
         guard !closed else { return }

@@ -16,12 +16,18 @@ import Logging
 /// - SIGCHLD: reap; a worker of the current generation that exits is replaced at once. More than
 ///   10 crashes (a non-zero status or a fatal signal) within 10 s is a crash loop: then at most one
 ///   worker is started per second, and an error is logged, until 10 s pass without a crash.
-/// - SIGTERM, SIGINT, SIGQUIT: stop. `shutdown` the listening socket (wakes every idle worker),
-///   SIGTERM all workers, wait up to `shutdown_timeout` for requests in flight, SIGKILL the rest,
-///   remove the socket file and the pid file, return 0. A second stop signal kills at once.
+/// - SIGTERM, SIGINT, SIGQUIT: stop, losing nothing queued. Remove the unix socket file first (a
+///   new connect fails at once: nginx answers 502 without waiting), SIGTERM all workers: each
+///   finishes its request, then answers the connections still queued on the socket until the queue
+///   is empty, and exits. The socket stays open until every worker is gone (closing it would reset
+///   the queued connections). After `shutdown_timeout` SIGKILL the rest; then close the socket,
+///   remove the pid file, return 0. A second stop signal kills at once. On a TCP socket the kernel
+///   keeps queueing new connections until the socket is closed: the workers answer them too, until
+///   the queue is empty; one that arrives after the last worker found it empty is reset.
 /// - SIGHUP: reload. Run the configuration loading again; if it fails, log and keep everything.
-///   Otherwise start a new generation of workers and SIGTERM the old one, which finishes its
-///   requests and exits (SIGKILL after `shutdown_timeout`). The listening socket is kept: changes of
+///   Otherwise start a new generation of workers and send the old one a hand-over SIGTERM
+///   (`kiln_send_handover`): each finishes its request and exits, leaving the queue to the new
+///   generation (SIGKILL after `shutdown_timeout`). The listening socket is kept: changes of
 ///   `listen`, `backlog` and the socket's mode and owner need a restart.
 public final class Master {
     /// Re-runs the configuration loading (file, environment, flags) for SIGHUP: the server part and
@@ -155,7 +161,10 @@ public final class Master {
         logger.notice("received \(Master.signalName(sig)): stopping \(workers.count) workers (shutdown_timeout \(configuration.shutdownTimeout) s)")
         stopDeadline = Master.now() + configuration.shutdownTimeout
         pendingSlots.removeAll()
-        socket?.shutdown()
+        // No shutdown() and no close(): either would reset the connections still queued.
+        if socket?.removeSocketFile() == true {
+            logger.info("removed the socket file: new connections are refused; workers answer the queued ones")
+        }
         for pid in workers.keys { kill(pid, SIGTERM) }
     }
 
@@ -213,7 +222,8 @@ public final class Master {
         let deadline = Master.now() + new.shutdownTimeout
         for pid in draining {
             workers[pid]?.deadline = deadline
-            kill(pid, SIGTERM)
+            // The new generation takes the queued connections: the old one does not drain them.
+            _ = kiln_send_handover(pid)
         }
         logger.notice("generation \(generation) started; \(draining.count) workers of the previous generation finish their requests and exit")
         logWorkers()

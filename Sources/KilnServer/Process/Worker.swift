@@ -14,7 +14,11 @@ public typealias RequestHandlerFactory = (ConfigValues, Logger) throws -> any Re
 ///
 /// Stop: SIGTERM, SIGINT or SIGQUIT (also sent by the kernel when the master dies, through
 /// PR_SET_PDEATHSIG) sets a flag and takes the listening socket away from fd 0, so a worker waiting
-/// in accept returns at once, and a worker in a request finishes it first. See `kiln_server.h`.
+/// in accept returns at once, and a worker in a request finishes it first. Then the worker answers
+/// the connections still queued on the socket (through the copy `kiln_drain_fd` kept at start)
+/// until the queue is empty or `shutdown_timeout` has passed since the signal, and exits. The
+/// master's reload signal is a hand-over (`kiln_send_handover`): the new generation takes the
+/// queue, the old worker exits after its request. See `kiln_server.h`.
 public struct Worker {
     public var configuration: ServerConfiguration
     public var values: ConfigValues
@@ -100,6 +104,7 @@ public struct Worker {
         }
         switch outcome {
         case .stopRequested:
+            drainQueue(responder, handler: handler)
             logger.debug("stopping after \(responder.requestCount) requests (signal \(kiln_stop_signal()))")
         case .listenerClosed:
             logger.debug("listening socket closed; stopping after \(responder.requestCount) requests")
@@ -110,5 +115,22 @@ public struct Worker {
             return ExitStatus.failure
         }
         return ExitStatus.ok
+    }
+
+    /// After a stop signal: answers the connections already queued on the listening socket, unless
+    /// the signal was the master's hand-over to a new generation (reload), which takes them.
+    /// Bounded by `shutdown_timeout` from the signal (the master kills at the same bound).
+    func drainQueue(_ responder: FastCGIResponder, handler: some RequestHandling) {
+        let fd = kiln_drain_fd()
+        guard fd >= 0, kiln_stop_is_handover() == 0 else { return }
+        let since = kiln_stop_time()
+        let deadline = (since > 0 ? since : MonotonicClock.seconds()) + configuration.shutdownTimeout
+        let drained = responder.drain(fd: fd, handler: handler, deadline: deadline)
+        if drained > 0 {
+            logger.info("answered \(drained) queued connections after the stop signal")
+        }
+        if MonotonicClock.seconds() >= deadline {
+            logger.warning("stopped draining the queue at shutdown_timeout (\(configuration.shutdownTimeout) s); connections still queued are not answered")
+        }
     }
 }

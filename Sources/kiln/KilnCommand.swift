@@ -183,11 +183,15 @@ struct WorkerCommand: ParsableCommand {
     @Option(name: .customLong("settings-fd"), help: .hidden)
     var settingsFD: Int32?
 
+    @Option(name: .customLong("scoreboard-slot"), help: .hidden)
+    var scoreboardSlot: Int?
+
     func run() throws {
         Worker.installStopHandler()
         let settings = try Settings.loadWorkerOrExit(options, snapshotFD: settingsFD)
         let logger = Diagnostics.bootstrapLogging(settings.log.level, role: "worker")
-        let worker = Worker(configuration: settings.server, values: settings.values, masterPID: masterPID, logger: logger)
+        let worker = Worker(configuration: settings.server, values: settings.values, masterPID: masterPID,
+                            scoreboardSlot: scoreboardSlot, logger: logger)
         let status = worker.run(makeHandler: HandlerFactory(processors: CustomProcessors.registry).makeHandler)
         throw ExitCode(status)
     }

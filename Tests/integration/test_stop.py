@@ -5,7 +5,8 @@ killed writer are removed at the next start.
 
 Each test runs its own kiln behind its own nginx (2 workers) and sends slow renders: a blur on a
 12 MP photo scaled to 3000 px, about a second of CPU each here, with a different width per request so that no
-cache answers one of them."""
+cache answers one of them. server.queue_timeout=0: the queued requests must wait in the queue
+here, not be answered 503 by the master's back-pressure (test_backpressure.py)."""
 from __future__ import annotations
 
 import io
@@ -97,7 +98,7 @@ def test_sigterm_answers_every_queued_request(make_stack):
     whole 200. A request sent after SIGTERM is refused at once (nginx's 502, not a wait), and the
     master exits once the queue is done, well within shutdown_timeout."""
     timeout = 60
-    s = make_stack(workers=WORKERS, extra_args=["--set", f"server.shutdown_timeout={timeout}s"])
+    s = make_stack(workers=WORKERS, extra_args=["--set", f"server.shutdown_timeout={timeout}s", "--set", "server.queue_timeout=0"])
     workers = s.wait_workers()
     client = s.client()
     results, threads = _send_burst(client, N)
@@ -146,7 +147,7 @@ def test_sigterm_stops_at_shutdown_timeout(make_stack):
     bound (logged): it exits on time, the requests not answered by then get nginx's 502, none
     hangs."""
     timeout = 1
-    s = make_stack(workers=WORKERS, extra_args=["--set", f"server.shutdown_timeout={timeout}s"])
+    s = make_stack(workers=WORKERS, extra_args=["--set", f"server.shutdown_timeout={timeout}s", "--set", "server.queue_timeout=0"])
     client = s.client()
     results, threads = _send_burst(client, N)
     queued = _wait_queued(s, N - WORKERS)
@@ -174,7 +175,7 @@ def test_sigterm_stops_at_shutdown_timeout(make_stack):
 def test_sighup_hands_the_queue_to_the_new_generation(make_stack):
     """A reload while 4 requests are queued: the old workers finish their request and leave
     without draining; the new generation answers the queue; all 6 get a 200."""
-    s = make_stack(workers=WORKERS, extra_args=["--set", "server.shutdown_timeout=60s"])
+    s = make_stack(workers=WORKERS, extra_args=["--set", "server.shutdown_timeout=60s", "--set", "server.queue_timeout=0"])
     old = set(s.wait_workers())
     client = s.client()
     results, threads = _send_burst(client, N)

@@ -261,7 +261,7 @@ public final class DiskCache: DataCaching, RenderLocking {
                     close(fd)
                     return lockUnavailable("cannot lock \(p): \(Errno.text(code))")
                 }
-                if Timeline.now() >= deadline {
+                if Timeline.now() >= deadline && !holderWithinDeadline(fd) {
                     close(fd)
                     return .timedOut
                 }
@@ -274,6 +274,15 @@ public final class DiskCache: DataCaching, RenderLocking {
             close(fd)
         }
         return .timedOut
+    }
+
+    /// Whether the holder of the lock file open on `fd` announced a deadline that has not passed
+    /// (`RenderLock.announce`): its render is slow, not stuck, so waiting stays coalescing. An
+    /// announcement more than an hour ahead is not believed (a clock jump, a stray file).
+    func holderWithinDeadline(_ fd: Int32) -> Bool {
+        guard let until = RenderLock.announcedDeadline(fd) else { return false }
+        let t = now()
+        return until > t && until - t < 3_600_000
     }
 
     private func lockUnavailable(_ why: String) -> LockResult {

@@ -4,8 +4,12 @@ import Logging
 /// One render for many requests: memory → disk → lock → disk again → render → disk + memory.
 ///
 /// A request that finds neither cache takes the key's render lock (`RenderLocking`, the disk
-/// cache by default). Requests for the same key in other processes wait for it (up to
-/// `lockTimeout`) and then read the entry the holder wrote (`COALESCED`). A render that fails in a
+/// cache by default). Requests for the same key in other processes wait for it and then read the
+/// entry the holder wrote (`COALESCED`). The holder announces in the lock how long it may render
+/// (`renderTimeout`, the deadline past which its master kills it): a waiter keeps waiting while
+/// the holder is alive (its `flock` is held) and within that deadline, however long the render
+/// takes, and takes over only when the holder died (the kernel released its lock) or passed its
+/// deadline. Without an announced deadline a waiter gives up after `lockTimeout` and renders too. A render that fails in a
 /// way every later request would too (`PipelineFailure.Kind.isRememberable`: not found, corrupt,
 /// too large…) is stored as a short-lived negative entry, so the waiters and the next requests
 /// get the same failure without rendering; an internal failure is not remembered, and the next
@@ -20,8 +24,11 @@ public final class RenderCoordinator {
     public let disk: (any DataCaching)?
     /// Who renders a key; nil renders without coordination.
     public let locks: (any RenderLocking)?
-    /// Seconds to wait for another process rendering the same key.
+    /// Seconds to wait for another process rendering the same key when it announced no deadline.
     public let lockTimeout: Double
+    /// Seconds a render may take before the master kills it (`limits.render_timeout`), announced
+    /// in the render lock; 0: none announced.
+    public let renderTimeout: Double
     /// Seconds a rememberable failure is remembered; 0 remembers none.
     public let negativeTTL: Double
     /// Whether rendered results are written to disk (`cache.store` is not `original`).
@@ -34,13 +41,14 @@ public final class RenderCoordinator {
 
     /// - Parameter locks: the render lock; by default the disk cache when it is one (`DiskCache`).
     public init(memory: any ImageCaching, disk: (any DataCaching)?, locks: (any RenderLocking)? = nil,
-                lockTimeout: Double = 10, negativeTTL: Double = 10,
+                lockTimeout: Double = 10, renderTimeout: Double = 0, negativeTTL: Double = 10,
                 storesFinal: Bool = true, logger: Logger,
                 now: @escaping () -> Int64 = DiskCache.wallClockMilliseconds) {
         self.memory = memory
         self.disk = disk
         self.locks = locks ?? (disk as? any RenderLocking)
         self.lockTimeout = lockTimeout
+        self.renderTimeout = renderTimeout
         self.negativeTTL = negativeTTL
         self.storesFinal = storesFinal
         self.logger = logger
@@ -49,42 +57,47 @@ public final class RenderCoordinator {
 
     /// The caches of a configuration: a `MemoryCache`, and a `DiskCache` when `disk_path` is set.
     /// Temporary files left by writers that died are removed at once.
-    public convenience init(_ configuration: CacheConfiguration, logger: Logger) {
+    public convenience init(_ configuration: CacheConfiguration, renderTimeout: Double = 0, logger: Logger) {
         let disk = DiskCache(configuration, logger: logger)
         disk?.removeAbandonedTemps()
         self.init(memory: MemoryCache(configuration), disk: disk,
-                  lockTimeout: configuration.lockTimeout, negativeTTL: configuration.negativeTTL,
+                  lockTimeout: configuration.lockTimeout, renderTimeout: renderTimeout, negativeTTL: configuration.negativeTTL,
                   storesFinal: configuration.storesFinal, logger: logger)
     }
 
     /// The result for `key`, from a cache or from `render` (called at most once, and only when no
-    /// cache has the key and no other process rendered it meanwhile).
+    /// cache has the key and no other process rendered it meanwhile). `observer` hears the
+    /// `wait` (render lock) and `store` stages and may stop the request there.
     ///
     /// Throws a `PipelineFailure` (any error of `render` is converted): with `outcome` when it
     /// was remembered (`.miss` when this render's failure was just stored), without when it is
     /// not remembered (internal failures, `negativeTTL` 0).
-    public func fetch(_ key: CacheKey, render: () throws -> CachedImage) throws(PipelineFailure) -> (CachedImage, CacheOutcome) {
+    public func fetch(_ key: CacheKey, observer: (any RenderObserving)? = nil,
+                      render: () throws -> CachedImage) throws(PipelineFailure) -> (CachedImage, CacheOutcome) {
         if let image = memory[key] { return (image, .hitMemory) }
         if let f = failures[key.hex] {
             if f.expires > now() { throw f.failure.with(outcome: .hitMemory) }
             failures[key.hex] = nil
         }
-        guard let disk else { return try renderAndStore(key, render) }
+        guard let disk else { return try renderAndStore(key, render, observer) }
         if let hit = try lookUp(key, in: disk, outcome: .hitDisk) { return hit }
-        guard let locks else { return try renderAndStore(key, render) }
+        guard let locks else { return try renderAndStore(key, render, observer) }
 
+        try observer?.enter(.wait)
         switch locks.lock(key, timeout: lockTimeout) {
         case let .acquired(lock, waited):
             defer { lock.release() }
+            if renderTimeout > 0 { lock.announce(until: now() + Int64((renderTimeout + 1) * 1000)) }
             // Another process may have finished between the first look and the lock.
             if let hit = try lookUp(key, in: disk, outcome: waited ? .coalesced : .hitDisk) { return hit }
-            return try renderAndStore(key, render)
+            if waited { try observer?.enter(.wait, detail: "took over") }
+            return try renderAndStore(key, render, observer)
         case .timedOut:
             if let hit = try lookUp(key, in: disk, outcome: .coalesced) { return hit }
-            logger.warning("render of \(key.sourcePath) still locked by another process after \(lockTimeout) s; rendering here too")
-            return try renderAndStore(key, render)
+            logger.warning("render of \(key.sourcePath) still locked by another process past its deadline (or \(lockTimeout) s without one); rendering here too")
+            return try renderAndStore(key, render, observer)
         case .unavailable:
-            return try renderAndStore(key, render)
+            return try renderAndStore(key, render, observer)
         }
     }
 
@@ -106,10 +119,13 @@ public final class RenderCoordinator {
         }
     }
 
-    private func renderAndStore(_ key: CacheKey, _ render: () throws -> CachedImage) throws(PipelineFailure) -> (CachedImage, CacheOutcome) {
+    private func renderAndStore(_ key: CacheKey, _ render: () throws -> CachedImage,
+                                _ observer: (any RenderObserving)?) throws(PipelineFailure) -> (CachedImage, CacheOutcome) {
         let image: CachedImage
         do {
             image = try render()
+            // The work is done: keep it for the next request even if this client left.
+            try? observer?.enter(.store)
         } catch {
             // Not remembered: no outcome, as nothing about it involves the caches.
             let failure = PipelineFailure(error)

@@ -29,6 +29,25 @@ public final class RenderLock {
         self.onRelease = onRelease
     }
 
+    /// Tells waiters until when (Unix milliseconds) the holder may render: its deadline. A waiter
+    /// keeps waiting while the lock is held and this time has not passed (`DiskCache.lock`).
+    public func announce(until unixMilliseconds: Int64) {
+        guard isHeld, fd >= 0 else { return }
+        let text = Array("\(unixMilliseconds)\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+    }
+
+    /// The deadline a holder announced in the lock file open on `fd`, nil when none (or garbage).
+    static func announcedDeadline(_ fd: Int32) -> Int64? {
+        var bytes = [UInt8](repeating: 0, count: 24)
+        let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        guard n > 1 else { return nil }
+        let digits = bytes.prefix(n).prefix { $0 >= 0x30 && $0 <= 0x39 }
+        guard !digits.isEmpty, digits.count < 19 else { return nil }
+        return Int64(String(decoding: digits, as: UTF8.self))
+    }
+
     public func release() {
         guard isHeld else { return }
         isHeld = false

@@ -16,8 +16,10 @@ extension ImagePipeline {
     /// known from the plan, else right before encoding; `f:auto` picks a format that holds it.
     public func render(_ request: ImageRequest, from opened: any OpenedSource, accept: String? = nil) throws -> RenderedImage {
         var timeline = Timeline()
+        try observer?.enter(.load)
         let data = try opened.readAll()
         timeline.mark("load")
+        try observer?.enter(.plan)
 
         let sniffed = stages.sniffer.sniff(data)
         guard let format = sniffed.format else { throw PipelineError.unsupportedType(sniffed.mimeType) }
@@ -36,17 +38,20 @@ extension ImagePipeline {
         }
         let options = DecodeOptions(minimumSize: ImagePipeline.minimumDecodeSize(for: request, header: header),
                                     limits: decodeLimits)
+        try observer?.enter(.decode)
         let decoded = try decoder.decode(data, options: options)
         timeline.mark("decode")
 
         var image = decoded.buffer
         if let profile = decoded.iccProfile {
+            try observer?.enter(.colour)
             image = stages.colorConverter.convertToSRGB(image, profile: profile)
             timeline.mark("colour")
         }
         if request.autorotate && orientation != 1 { image = stages.orienter.orient(image, exifOrientation: orientation) }
         var logical = header.displayedSize
         for operation in request.operations {
+            try observer?.enter(.process, detail: operation.identifier)
             let context = ProcessingContext(logicalSize: logical, maxOutputPixels: limits.maxOutputPixels)
             image = try stages.processors.processor(for: operation).process(image, context: context)
             logical = image.size
@@ -60,6 +65,7 @@ extension ImagePipeline {
         }
         timeline.mark("process")
 
+        try observer?.enter(.encode)
         let encodeOptions = output.encodeOptions(format: outputFormat, request: request.output, metadata: decoded.metadata)
         let encoded = try stages.encoders.encoder(for: outputFormat).encode(image, options: encodeOptions)
         timeline.mark("encode")

@@ -15,6 +15,8 @@ public final class ImagePipeline {
     public let output: OutputConfiguration
     /// The caches and render locks; nil renders every request.
     public let cache: RenderCoordinator?
+    /// Told before each stage of a request (a worker's scoreboard and hang-up check); nil: nobody.
+    public var observer: (any RenderObserving)?
 
     public init(stages: PipelineStages, limits: LimitsConfiguration = .init(), output: OutputConfiguration = .init(),
                 cache: RenderCoordinator? = nil) {
@@ -29,6 +31,7 @@ public final class ImagePipeline {
     /// caches remember carries its `outcome` (`X-Cache`).
     public func image(for request: ImageRequest, accept: String?) throws(PipelineFailure) -> PipelineResult {
         var timeline = Timeline()
+        try observer?.enter(.cache)
         let opened: any OpenedSource
         do {
             opened = try stages.source.open(request.sourcePath)
@@ -48,7 +51,7 @@ public final class ImagePipeline {
         timeline.mark("key")
         var renderTimeline: Timeline?
         let started = Timeline.now()
-        let (image, outcome) = try cache.fetch(key) {
+        let (image, outcome) = try cache.fetch(key, observer: observer) {
             let rendered = try render(request, from: opened, accept: accept)
             renderTimeline = rendered.timeline
             return CachedImage(rendered, sourcePath: request.sourcePath)

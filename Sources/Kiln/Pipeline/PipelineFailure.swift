@@ -28,12 +28,15 @@ public struct PipelineFailure: Error, Sendable, Equatable {
         /// The URL carried an expiry (`exp:`) that has passed: it was valid once. Decided before
         /// the caches are asked, never remembered.
         case expired = 8
+        /// The web server closed the connection (its client left, or it gave up waiting) before
+        /// the answer was ready: the work stopped. Nobody reads the answer; never remembered.
+        case abandoned = 9
 
         /// The number stored in disk entries.
         public var code: UInt16 { rawValue }
         /// Whether a failure of this kind is the same for every later request of the same key
         /// (and may be remembered as a negative cache entry).
-        public var isRememberable: Bool { self != .internal && self != .expired }
+        public var isRememberable: Bool { self != .internal && self != .expired && self != .abandoned }
     }
 
     public var kind: Kind

@@ -4,7 +4,8 @@ import KilnCore
 /// renders and the others wait and read its entry. `DiskCache` is the default (`flock` on lock
 /// files); tests stand in for it to drive the pipeline's cache path deterministically.
 public protocol RenderLocking: AnyObject {
-    /// An exclusive lock on `key`, waiting up to `timeout` seconds for its holder.
+    /// An exclusive lock on `key`, waiting up to `timeout` seconds for its holder, and longer while
+    /// the holder announced a deadline that has not passed (`RenderLock.announce`).
     func lock(_ key: CacheKey, timeout: Double) -> LockResult
 }
 

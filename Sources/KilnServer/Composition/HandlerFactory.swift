@@ -35,15 +35,17 @@ public struct HandlerFactory: Sendable {
     public func makeImageHandler(_ configuration: KilnConfiguration, _ logger: Logger) throws -> ImageHandler {
         try makeImageHandler(pipeline: configuration.pipeline(processors: processors),
                              cache: configuration.cache, http: configuration.http,
-                             security: configuration.security, logger: logger)
+                             security: configuration.security, renderTimeout: configuration.workerLimits.renderTimeout,
+                             logger: logger)
     }
 
     /// The image handler of a worker, also used by `kiln warm` (one per thread): the standard
     /// pipeline with its caches; sources go through the disk cache when `cache.store` keeps originals.
+    /// `renderTimeout` is announced in render locks (waiters keep waiting within it).
     public func makeImageHandler(pipeline: PipelineConfiguration, cache: CacheConfiguration,
                                  http: HTTPConfiguration, security: SecurityConfiguration = SecurityConfiguration(),
-                                 logger: Logger) throws -> ImageHandler {
-        ImageHandler(pipeline: try pipeline.makePipeline(cache: cache, logger: logger),
+                                 renderTimeout: Double = 0, logger: Logger) throws -> ImageHandler {
+        ImageHandler(pipeline: try pipeline.makePipeline(cache: cache, renderTimeout: renderTimeout, logger: logger),
                      gate: RequestGate(security: security, parser: pipeline.parser), http: http, logger: logger)
     }
 

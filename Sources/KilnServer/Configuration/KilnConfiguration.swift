@@ -10,6 +10,7 @@ public struct KilnConfiguration: Sendable, Equatable {
     public var log = LogConfiguration()
     public var source = SourceConfiguration()
     public var limits = LimitsConfiguration()
+    public var workerLimits = WorkerLimitsConfiguration()
     public var security = SecurityConfiguration()
     public var output = OutputConfiguration()
     public var presets = PresetConfiguration()
@@ -21,7 +22,7 @@ public struct KilnConfiguration: Sendable, Equatable {
     /// `kiln config dump`, the table and `kiln.example.toml` all come from here.
     public static let catalog = SettingsCatalog(
         settings: ServerConfiguration.settings + LogConfiguration.settings + SourceConfiguration.settings
-            + LimitsConfiguration.settings + SecurityConfiguration.settings + HTTPConfiguration.settings + OutputConfiguration.settings
+            + LimitsConfiguration.settings + WorkerLimitsConfiguration.settings + SecurityConfiguration.settings + HTTPConfiguration.settings + OutputConfiguration.settings
             + CacheConfiguration.settings + DebugConfiguration.settings,
         freeSections: [PresetConfiguration.section])
 
@@ -35,6 +36,7 @@ public struct KilnConfiguration: Sendable, Equatable {
         log = try LogConfiguration(values)
         source = try SourceConfiguration(values)
         limits = try LimitsConfiguration(values)
+        workerLimits = try WorkerLimitsConfiguration(values)
         security = try SecurityConfiguration(values)
         try security.resolve(origin: values.origin)
         output = try OutputConfiguration(values)

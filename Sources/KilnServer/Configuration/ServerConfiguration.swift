@@ -34,6 +34,12 @@ public struct ServerConfiguration: ConfigSection, Equatable {
     public var keepaliveTimeout: Double = Key.keepaliveTimeout.defaultValue
     /// File the master writes its PID to (removed on exit), for `kill -HUP`; empty: none.
     public var pidFile = Key.pidFile.defaultValue
+    /// Seconds every worker must have been busy with its current request before the master answers
+    /// queued connections itself with a fast 503 and `Retry-After`; 0: never (they wait in the queue).
+    public var queueTimeout: Double = Key.queueTimeout.defaultValue
+    /// Where the master itself answers `/_kiln/health` (never behind a busy worker): `auto`
+    /// (beside `listen`: `kiln.sock` → `kiln-status.sock`, port → port + 1), `off`, or an address.
+    public var statusListen = Key.statusListen.defaultValue
 
     /// The `[server]` keys: the one place their names, types, defaults and ranges are written.
     public enum Key {
@@ -67,6 +73,14 @@ public struct ServerConfiguration: ConfigSection, Equatable {
             doc: "with `fastcgi_keep_conn on`, how long a kept connection may idle between requests (the worker serves no one else meanwhile)")
         public static let pidFile = Setting.text("server.pid_file", default: "",
                                                  doc: "where the master writes its PID; empty: nowhere")
+        public static let queueTimeout = Setting.duration(
+            "server.queue_timeout", default: 1, in: 0...3600,
+            doc: "when every worker has been busy with its request this long, the master answers queued connections itself: 503 with `Retry-After`; 0: never")
+        public static let statusListen = Setting.text(
+            "server.status_listen", default: "auto",
+            expected: "auto, off, `unix:/path/kiln-status.sock` or `127.0.0.1:9001`",
+            doc: "where the master answers `/_kiln/health` itself, even when every worker is busy: `auto` is beside `listen` (`kiln.sock` → `kiln-status.sock`, port + 1), `off` none",
+            check: { $0 == "auto" || $0 == "off" || (try? ListenAddress(parsing: $0)) != nil })
     }
 
     public static let fields: [ConfigField<Self>] = [
@@ -81,7 +95,26 @@ public struct ServerConfiguration: ConfigSection, Equatable {
         ConfigField(Key.requestReadTimeout) { $0.requestReadTimeout = $1 },
         ConfigField(Key.keepaliveTimeout) { $0.keepaliveTimeout = $1 },
         ConfigField(Key.pidFile) { $0.pidFile = $1 },
+        ConfigField(Key.queueTimeout) { $0.queueTimeout = $1 },
+        ConfigField(Key.statusListen) { $0.statusListen = $1 },
     ]
+
+    /// The address of `status_listen`, nil when `off` (or `auto` cannot derive one).
+    public var statusAddress: ListenAddress? {
+        switch statusListen {
+        case "off": return nil
+        case "auto":
+            switch listen {
+            case let .unix(path):
+                let base = path.hasSuffix(".sock") ? String(path.dropLast(5)) : path
+                return .unix(path: base + "-status.sock")
+            case let .tcp(host, port):
+                return port < 65_535 ? .tcp(host: host, port: port + 1) : nil
+            }
+        default:
+            return try? ListenAddress(parsing: statusListen)
+        }
+    }
 
     /// Available cores, clamped to 1...256.
     public static var defaultWorkers: Int {

@@ -20,6 +20,8 @@ public final class FastCGIResponder {
     private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
     /// Requests answered so far.
     public private(set) var requestCount = 0
+    /// Told when each request begins and ends (the worker's scoreboard slot and hang-up checks).
+    public var monitor: RequestMonitor?
 
     /// Why `serve` returned.
     public enum Outcome: Equatable, Sendable {
@@ -119,9 +121,12 @@ public final class FastCGIResponder {
                 return false
             }
             let httpRequest = HTTPRequest(fastCGIParams: request.params)
+            monitor?.begin(uri: httpRequest.uri, connectionFD: connection.fd)
             let response = handler.handle(httpRequest)
             let records = FastCGIResponder.records(response, headOnly: httpRequest.method == "HEAD", requestID: request.id)
+            monitor?.responding()
             let failed = connection.write(records.bytes)
+            monitor?.end()
             if let failed {
                 logger.debug("client went away while writing \(response.status) for \(httpRequest.uri): \(Errno.text(failed))")
             }

@@ -35,6 +35,8 @@ public enum ErrorMapping {
         // 410, not 403: the link was valid once and will never be again. Clients, caches and
         // CDNs can tell an expired link (ask the page for a fresh one) from a forged one (403).
         case .expired: 410
+        // nginx's own code for a request its client closed; nobody is there to read it.
+        case .abandoned: 499
         }
     }
 }

@@ -1,3 +1,4 @@
+import Kiln
 /// A response ready to be written: status, headers in order, body.
 public struct HTTPResponse: Sendable, Equatable {
     public var status: Int
@@ -52,8 +53,11 @@ public protocol RequestHandling {
     func handle(_ request: HTTPRequest) -> HTTPResponse
     /// Housekeeping after the answer went out (the client is not kept waiting), e.g. a cache sweep.
     func afterResponse()
+    /// From now on, tell `observer` where each request is (a worker's `RequestMonitor`).
+    func observe(with observer: any RenderObserving)
 }
 
 extension RequestHandling {
     public func afterResponse() {}
+    public func observe(with observer: any RenderObserving) {}
 }

@@ -28,6 +28,10 @@ public final class ImageHandler: RequestHandling {
         self.init(pipeline: pipeline, gate: RequestGate(parser: parser), http: http, logger: logger)
     }
 
+    public func observe(with observer: any RenderObserving) {
+        pipeline.observer = observer
+    }
+
     /// Sweeps the disk cache when this worker wrote enough; called after the answer is sent.
     public func afterResponse() {
         pipeline.afterResponse()

@@ -42,6 +42,12 @@ public final class Master {
         /// Sent SIGTERM (reload or stop); killed when `deadline` passes.
         var deadline: Double?
         var killed = false
+        /// Its slot in the scoreboard.
+        var board: Int
+        /// Killed by the master at `limits.render_timeout`: replaced, not counted as a crash.
+        var killedAtDeadline = false
+        /// The scoreboard request id last written to the slow log.
+        var slowLogged: UInt64 = 0
     }
 
     public private(set) var configuration: ServerConfiguration
@@ -54,6 +60,16 @@ public final class Master {
     let reload: Reload
 
     var socket: ListeningSocket?
+    /// Where the master answers `/_kiln/health` itself (`server.status_listen`).
+    var statusSocket: ListeningSocket?
+    var scoreboard: Scoreboard?
+    /// `limits.render_timeout`, `limits.slow_log_after` (the master enforces them).
+    var workerLimits: WorkerLimitsConfiguration
+    /// Since when every worker of the current generation has been busy (monotonic seconds).
+    var saturatedSince: Double?
+    /// Connections the master answered with 503 itself, and when it last logged about it.
+    var overloadAnswers = 0
+    var overloadLogged = 0.0
     var workers: [pid_t: WorkerProcess] = [:]
     var generation = 1
     /// Slots of the current generation waiting for a worker, with the earliest start time.
@@ -82,6 +98,7 @@ public final class Master {
         self.executablePath = executablePath
         self.logger = logger
         self.reload = reload
+        workerLimits = (try? WorkerLimitsConfiguration(values)) ?? WorkerLimitsConfiguration()
     }
 
     /// The PIDs of the running workers (all generations).
@@ -101,20 +118,29 @@ public final class Master {
         let socket = try ListeningSocket.open(configuration)
         self.socket = socket
         defer { finish() }
+        if let address = configuration.statusAddress {
+            var status = configuration
+            status.listen = address
+            statusSocket = try ListeningSocket.open(status)
+        }
+        scoreboard = try Scoreboard.create()
         settingsFD = try SettingsSnapshot.makeFile(values)
         try writePidFile(configuration.pidFile)
 
         let mode = configuration.listen.unixPath == nil ? "" : " mode 0\(String(configuration.socketMode, radix: 8))"
         logger.info("master \(getpid()) listening on \(configuration.listen)\(mode), backlog \(configuration.backlog); starting \(configuration.workers) workers")
+        if let statusSocket { logger.info("master answers /_kiln/health on \(statusSocket.address)") }
         for slot in 0..<configuration.workers { spawnOrDefer(slot) }
         logWorkers()
 
         while true {
+            // Signals stay blocked: they wait at most one poll (50 ms), then are taken here.
+            pollSockets(milliseconds: 50)
             var info = siginfo_t()
-            var timeout = timespec(tv_sec: 0, tv_nsec: 200_000_000)
-            let sig = sigtimedwait(&set, &info, &timeout)
-            if sig > 0 { handle(signal: sig) }
+            var zero = timespec(tv_sec: 0, tv_nsec: 0)
+            while case let sig = sigtimedwait(&set, &info, &zero), sig > 0 { handle(signal: sig) }
             reap()
+            watchScoreboard()
             if let deadline = stopDeadline {
                 if workers.isEmpty { break }
                 if Master.now() >= deadline {
@@ -190,6 +216,7 @@ public final class Master {
             let loaded = try reload()
             new = loaded.server
             newFD = try SettingsSnapshot.makeFile(loaded.values)
+            workerLimits = try WorkerLimitsConfiguration(loaded.values)
             values = loaded.values
         } catch {
             logger.error("reload failed, keeping the running workers: \(error)")
@@ -198,6 +225,10 @@ public final class Master {
         close(settingsFD)
         settingsFD = newFD
         let old = configuration
+        if new.statusListen != old.statusListen {
+            logger.warning("status_listen changes only on restart")
+            new.statusListen = old.statusListen
+        }
         if new.listen != old.listen || new.backlog != old.backlog || new.socketMode != old.socketMode
             || new.socketOwner != old.socketOwner || new.socketGroup != old.socketGroup {
             logger.warning("listen, backlog, socket_mode, socket_owner and socket_group change only on restart; still listening on \(old.listen)")
@@ -264,7 +295,9 @@ public final class Master {
             logger.info("worker \(pid) (generation \(w.generation)) \(how)")
             return
         }
-        if Master.isCrash(status) {
+        if w.killedAtDeadline {
+            logger.info("worker \(pid) (slot \(w.slot)) killed at limits.render_timeout; replacing it")
+        } else if Master.isCrash(status) {
             let hint = kiln_wifexited(status) != 0 && kiln_wexitstatus(status) == Worker.ExitStatus.configuration
                 ? " (it rejected the configuration; fix it and send SIGHUP)" : ""
             logger.error("worker \(pid) (slot \(w.slot)) \(how) after \(Master.format(lived)) s\(hint); replacing it")
@@ -316,10 +349,12 @@ public final class Master {
     /// Starts a worker for `slot` of the current generation, or retries in a second.
     func spawnOrDefer(_ slot: Int) {
         do {
-            let pid = try spawnWorker()
+            let board = freeBoardSlot()
+            scoreboard?.reset(board, pid: 0)
+            let pid = try spawnWorker(board: board)
             let now = Master.now()
             lastSpawn = now
-            workers[pid] = WorkerProcess(pid: pid, slot: slot, generation: generation, started: now)
+            workers[pid] = WorkerProcess(pid: pid, slot: slot, generation: generation, started: now, board: board)
             logger.info("started worker \(pid) (slot \(slot), generation \(generation))")
         } catch {
             logger.error("cannot start a worker: \(error); retrying in 1 s")
@@ -327,16 +362,24 @@ public final class Master {
         }
     }
 
-    /// posix_spawn with the listening socket on fd 0, an empty signal mask and default actions.
-    func spawnWorker() throws -> pid_t {
+    /// The lowest scoreboard slot no running worker uses.
+    func freeBoardSlot() -> Int {
+        let used = Set(workers.values.map(\.board))
+        return (0..<(scoreboard?.slots ?? 1)).first { !used.contains($0) } ?? 0
+    }
+
+    /// posix_spawn with the listening socket on fd 0, the settings on fd 3, the scoreboard on fd 4,
+    /// an empty signal mask and default actions.
+    func spawnWorker(board: Int) throws -> pid_t {
         guard let socket else { throw ServerStartError("no listening socket") }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         var rc = posix_spawn_file_actions_adddup2(&actions, socket.fd, 0)
         if rc == 0 { rc = posix_spawn_file_actions_adddup2(&actions, settingsFD, SettingsSnapshot.workerFD) }
+        if rc == 0, let scoreboard { rc = posix_spawn_file_actions_adddup2(&actions, scoreboard.fd, Scoreboard.workerFD) }
         // Nothing else the master inherited (a supervisor's pipes, say) leaks into workers.
-        if rc == 0 { rc = kiln_spawn_closefrom(&actions, SettingsSnapshot.workerFD + 1) }
+        if rc == 0 { rc = kiln_spawn_closefrom(&actions, Scoreboard.workerFD + 1) }
         guard rc == 0 else { throw ServerStartError("posix_spawn_file_actions_adddup2: \(Errno.text(rc))") }
 
         var attr = posix_spawnattr_t()
@@ -350,7 +393,8 @@ public final class Master {
         posix_spawnattr_setsigdefault(&attr, &all)
         posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
-        var argv: [UnsafeMutablePointer<CChar>?] = workerArguments.map { strdup($0) }
+        let arguments = workerArguments + (scoreboard == nil ? [] : ["--scoreboard-slot", String(board)])
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
         argv.append(nil)
         defer { for p in argv { free(p) } }
         var pid: pid_t = 0
@@ -389,6 +433,8 @@ public final class Master {
     func finish() {
         socket?.close()
         socket = nil
+        statusSocket?.close()
+        statusSocket = nil
         if settingsFD >= 0 { close(settingsFD) }
         settingsFD = -1
         removePidFile()

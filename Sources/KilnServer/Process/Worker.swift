@@ -25,6 +25,11 @@ public struct Worker {
     /// The master's PID (`--master-pid`): the worker asks for SIGTERM when its parent dies and exits
     /// at once if the parent is already another process. nil when started by hand (spawn-fcgi).
     public var masterPID: pid_t?
+    /// This worker's slot in the master's scoreboard (`--scoreboard-slot`, the scoreboard on fd 4);
+    /// nil when started by hand.
+    public var scoreboardSlot: Int?
+    /// `limits.max_worker_memory`: exit after a request that left the RSS above it (0: never).
+    public var maxWorkerMemory = 0
     public var logger: Logger
 
     /// Exit statuses.
@@ -35,11 +40,14 @@ public struct Worker {
         public static let configuration: Int32 = 2
     }
 
-    public init(configuration: ServerConfiguration, values: ConfigValues, masterPID: pid_t?, logger: Logger) {
+    public init(configuration: ServerConfiguration, values: ConfigValues, masterPID: pid_t?,
+                scoreboardSlot: Int? = nil, logger: Logger) {
         self.configuration = configuration
         self.values = values
         self.masterPID = masterPID
+        self.scoreboardSlot = scoreboardSlot
         self.logger = logger
+        maxWorkerMemory = (try? WorkerLimitsConfiguration(values))?.maxWorkerMemory ?? 0
     }
 
     /// Installs the stop handler. Call it first thing in a worker process (before loading settings),
@@ -98,9 +106,32 @@ public struct Worker {
 
         let responder = FastCGIResponder(listenFD: 0, requestReadTimeout: configuration.requestReadTimeout,
                                          keepaliveTimeout: configuration.keepaliveTimeout, logger: logger)
+        var scoreboard: Scoreboard?
+        if let slot = scoreboardSlot {
+            scoreboard = Scoreboard.attach()
+            if scoreboard == nil || slot >= scoreboard!.slots {
+                logger.warning("no scoreboard on fd \(Scoreboard.workerFD) for slot \(slot): the master cannot see this worker's requests")
+                scoreboard = nil
+            }
+        }
+        let monitor = RequestMonitor(scoreboard: scoreboard, slot: scoreboardSlot ?? -1)
+        responder.monitor = monitor
+        handler.observe(with: monitor)
         logger.debug("worker ready")
+        var recycle: Int?
+        let maxMemory = maxWorkerMemory
         let outcome = responder.serve(handler: handler, maxRequests: configuration.maxRequests) {
-            kiln_stop_requested() != 0
+            if kiln_stop_requested() != 0 { return true }
+            // Checked between requests: the request that grew the worker has been answered.
+            if maxMemory > 0, responder.requestCount > 0, let rss = ProcessMemory.residentBytes(), rss > maxMemory {
+                recycle = rss
+                return true
+            }
+            return false
+        }
+        if let rss = recycle, kiln_stop_requested() == 0 {
+            logger.notice("resident memory \(rss >> 20) MiB is above limits.max_worker_memory (\(maxMemory >> 20) MiB) after \(responder.requestCount) requests; exiting to be replaced")
+            return ExitStatus.ok
         }
         switch outcome {
         case .stopRequested:

@@ -1,0 +1,128 @@
+import CKilnShims
+import Glibc
+import KilnSystem
+import Logging
+
+/// What the master answers itself, without a worker: `/_kiln/health` on the status socket
+/// (`server.status_listen`), so a load balancer's check never waits behind busy workers
+/// (imgproxy#408), and a fast 503 with `Retry-After` for the connections queued on the main
+/// socket once every worker has been busy with its request for `server.queue_timeout`
+/// (back-pressure: an overloaded server says so at once instead of letting requests wait in the
+/// listen queue until nginx gives up).
+///
+/// The master never blocks on a client: accepting is bounded (`kiln_accept_within`, a worker may
+/// take the connection first) and so is reading the request (`answerTimeout`).
+extension Master {
+    /// How long the master waits for a whole request on a connection it accepted.
+    static let answerTimeout = 0.25
+    /// Most connections answered with 503 per loop turn (signals and deadlines are not delayed).
+    static let overloadBatch = 64
+
+    /// Polls the status socket, and the main socket while overloaded, for up to `milliseconds`.
+    func pollSockets(milliseconds: Int32) {
+        var fds: [pollfd] = []
+        if let statusSocket { fds.append(pollfd(fd: statusSocket.fd, events: Int16(POLLIN), revents: 0)) }
+        if isOverloaded(), let socket { fds.append(pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)) }
+        guard !fds.isEmpty else {
+            Sleep.milliseconds(Int(milliseconds))
+            return
+        }
+        guard poll(&fds, nfds_t(fds.count), milliseconds) > 0 else { return }
+        for p in fds where p.revents & Int16(POLLIN) != 0 {
+            if p.fd == statusSocket?.fd {
+                answerStatusConnection()
+            } else {
+                answerOverloadedQueue()
+            }
+        }
+    }
+
+    /// Every running worker of the current generation is in a request, and the one that started
+    /// last did so at least `queue_timeout` ago: nobody will take a queued connection soon.
+    func isOverloaded() -> Bool {
+        let timeout = configuration.queueTimeout
+        guard stopDeadline == nil, timeout > 0 else { return false }
+        let current = currentSlots()
+        guard !current.isEmpty else { return false }
+        var latest = Int64.min
+        for (_, slot) in current {
+            guard let start = slot.requestStart else { return false }
+            latest = max(latest, start)
+        }
+        return Double(Scoreboard.now() - latest) / 1e9 >= timeout
+    }
+
+    func answerOverloadedQueue() {
+        guard let socket else { return }
+        var answered = 0
+        while answered < Master.overloadBatch && isOverloaded() {
+            let fd = kiln_accept_within(socket.fd, 10)
+            guard fd >= 0 else { break }
+            answered += 1
+            answer(fd) { _ in Master.overloadResponse(queueTimeout: configuration.queueTimeout) }
+        }
+        guard answered > 0 else { return }
+        overloadAnswers += answered
+        let now = Master.now()
+        if now - overloadLogged >= 10 {
+            overloadLogged = now
+            logger.warning("every worker has been busy for more than server.queue_timeout (\(Master.format(configuration.queueTimeout)) s): answered \(overloadAnswers) queued connections with 503 so far")
+        }
+    }
+
+    func answerStatusConnection() {
+        guard let statusSocket else { return }
+        let fd = kiln_accept_within(statusSocket.fd, 10)
+        guard fd >= 0 else { return }
+        answer(fd) { request in statusResponse(for: request) }
+    }
+
+    /// Reads one request from the accepted connection `fd` (bounded by `answerTimeout`), writes
+    /// the response `respond` gives, closes the connection.
+    func answer(_ fd: Int32, _ respond: (HTTPRequest) -> HTTPResponse) {
+        let connection = FastCGIConnection(fd: fd, timeouts: .init(requestRead: Master.answerTimeout, keepalive: 0))
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        let next = buffer.withUnsafeMutableBytes { connection.nextRequest(buffer: $0, shouldStop: { false }) }
+        guard case let .request(request) = next else {
+            connection.close(linger: next == .end(.refused))
+            return
+        }
+        let http = HTTPRequest(fastCGIParams: request.params)
+        let records = FastCGIResponder.records(respond(http), headOnly: http.method == "HEAD", requestID: request.id)
+        _ = connection.write(records.bytes)
+        connection.close()
+    }
+
+    static func overloadResponse(queueTimeout: Double) -> HTTPResponse {
+        let retry = max(1, Int(queueTimeout.rounded(.up)))
+        return textResponse(503, "overloaded: every worker has been busy for more than \(Master.format(queueTimeout)) s; retry later",
+                            extra: [("Retry-After", String(retry))])
+    }
+
+    /// `/_kiln/health`: 200 while at least one worker of the current generation runs, else 503.
+    func statusResponse(for request: HTTPRequest) -> HTTPResponse {
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return Master.textResponse(405, "method \(request.method) not allowed; use GET or HEAD", extra: [("Allow", "GET, HEAD")])
+        }
+        guard request.rawPath == "/_kiln/health" else {
+            return Master.textResponse(404, "the status socket answers /_kiln/health")
+        }
+        let current = currentSlots()
+        let busy = current.filter { $0.slot.isBusy }.count
+        let summary = "generation \(generation), \(current.count) of \(configuration.workers) workers running, \(busy) busy"
+        if current.isEmpty || stopDeadline != nil {
+            return Master.textResponse(503, stopDeadline != nil ? "stopping: \(summary)" : "no worker running: \(summary)",
+                                       extra: [("Retry-After", "1")])
+        }
+        return Master.textResponse(200, "ok: \(summary)")
+    }
+
+    static func textResponse(_ status: Int, _ message: String, extra: [(String, String)] = []) -> HTTPResponse {
+        let body = Array((message + "\n").utf8)
+        return HTTPResponse(status: status, headers: [
+            ("Content-Type", "text/plain; charset=utf-8"),
+            ("Content-Length", String(body.count)),
+            ("Cache-Control", "no-store"),
+        ] + extra, body: body)
+    }
+}

@@ -196,6 +196,10 @@ http {
     upstream kiln {
         server unix:$sock;
     }
+    # The master's status socket (server.status_listen = auto: beside the main one).
+    upstream kiln_status {
+        server unix:${sock%.sock}-status.sock;
+    }
 
     limit_conn_zone kiln zone=kiln_conn:1m;
     $front_zone

@@ -34,8 +34,8 @@ public struct ServerConfiguration: ConfigSection, Equatable {
     public var keepaliveTimeout: Double = Key.keepaliveTimeout.defaultValue
     /// File the master writes its PID to (removed on exit), for `kill -HUP`; empty: none.
     public var pidFile = Key.pidFile.defaultValue
-    /// Seconds every worker must have been busy with its current request before the master answers
-    /// queued connections itself with a fast 503 and `Retry-After`; 0: never (they wait in the queue).
+    /// Seconds connections may wait in the listen queue while every worker is busy before the
+    /// master answers them itself with a fast 503 and `Retry-After`; 0: never (they wait).
     public var queueTimeout: Double = Key.queueTimeout.defaultValue
     /// Where the master itself answers `/_kiln/health` (never behind a busy worker): `auto`
     /// (beside `listen`: `kiln.sock` → `kiln-status.sock`, port → port + 1), `off`, or an address.
@@ -75,7 +75,7 @@ public struct ServerConfiguration: ConfigSection, Equatable {
                                                  doc: "where the master writes its PID; empty: nowhere")
         public static let queueTimeout = Setting.duration(
             "server.queue_timeout", default: 1, in: 0...3600,
-            doc: "when every worker has been busy with its request this long, the master answers queued connections itself: 503 with `Retry-After`; 0: never")
+            doc: "when connections have waited this long in the listen queue while every worker is busy, the master answers the queue itself: 503 with `Retry-After`; 0: never")
         public static let statusListen = Setting.text(
             "server.status_listen", default: "auto",
             expected: "auto, off, `unix:/path/kiln-status.sock` or `127.0.0.1:9001`",

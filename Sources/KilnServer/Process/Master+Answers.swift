@@ -6,9 +6,14 @@ import Logging
 /// What the master answers itself, without a worker: `/_kiln/health` on the status socket
 /// (`server.status_listen`), so a load balancer's check never waits behind busy workers
 /// (imgproxy#408), and a fast 503 with `Retry-After` for the connections queued on the main
-/// socket once every worker has been busy with its request for `server.queue_timeout`
-/// (back-pressure: an overloaded server says so at once instead of letting requests wait in the
-/// listen queue until nginx gives up).
+/// socket once connections have waited there for `server.queue_timeout` while every worker was
+/// busy (back-pressure: an overloaded server says so at once instead of letting requests wait in
+/// the listen queue until nginx gives up).
+///
+/// The kernel does not say how long a connection has been queued, so the master samples the queue
+/// every turn of its loop (50 ms): when it has not been seen empty for `queue_timeout` and no
+/// worker is free, it accepts and answers 503 until the queue is empty. A worker that becomes free
+/// meanwhile takes connections as usual.
 ///
 /// The master never blocks on a client: accepting is bounded (`kiln_accept_within`, a worker may
 /// take the connection first) and so is reading the request (`answerTimeout`).
@@ -37,19 +42,26 @@ extension Master {
         }
     }
 
-    /// Every running worker of the current generation is in a request, and the one that started
-    /// last did so at least `queue_timeout` ago: nobody will take a queued connection soon.
+    /// Samples the main socket's listen queue (a poll that does not wait): remembers since when
+    /// it has held connections without once being seen empty.
+    func sampleQueue() {
+        guard let socket, configuration.queueTimeout > 0 else { return }
+        var p = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
+        let waiting = poll(&p, 1, 0) > 0 && p.revents & Int16(POLLIN) != 0
+        if !waiting {
+            queueBusySince = nil
+        } else if queueBusySince == nil {
+            queueBusySince = Master.now()
+        }
+    }
+
+    /// Connections have waited in the listen queue for `queue_timeout` (it was never seen empty
+    /// meanwhile) and no worker of the current generation is free to take them: every one is in a
+    /// request (or none runs). Then nobody will take a queued connection soon.
     func isOverloaded() -> Bool {
         let timeout = configuration.queueTimeout
-        guard stopDeadline == nil, timeout > 0 else { return false }
-        let current = currentSlots()
-        guard !current.isEmpty else { return false }
-        var latest = Int64.min
-        for (_, slot) in current {
-            guard let start = slot.requestStart else { return false }
-            latest = max(latest, start)
-        }
-        return Double(Scoreboard.now() - latest) / 1e9 >= timeout
+        guard stopDeadline == nil, timeout > 0, let since = queueBusySince, Master.now() - since >= timeout else { return false }
+        return currentSlots().allSatisfy { $0.slot.isBusy }
     }
 
     func answerOverloadedQueue() {
@@ -57,9 +69,14 @@ extension Master {
         var answered = 0
         while answered < Master.overloadBatch && isOverloaded() {
             let fd = kiln_accept_within(socket.fd, 10)
-            guard fd >= 0 else { break }
+            guard fd >= 0 else {
+                queueBusySince = nil  // empty now (or a worker was faster)
+                break
+            }
             answered += 1
             answer(fd) { _ in Master.overloadResponse(queueTimeout: configuration.queueTimeout) }
+            // A health check never waits behind the shedding.
+            answerStatusIfWaiting()
         }
         guard answered > 0 else { return }
         overloadAnswers += answered
@@ -68,6 +85,12 @@ extension Master {
             overloadLogged = now
             logger.warning("every worker has been busy for more than server.queue_timeout (\(Master.format(configuration.queueTimeout)) s): answered \(overloadAnswers) queued connections with 503 so far")
         }
+    }
+
+    func answerStatusIfWaiting() {
+        guard let statusSocket else { return }
+        var p = pollfd(fd: statusSocket.fd, events: Int16(POLLIN), revents: 0)
+        if poll(&p, 1, 0) > 0 && p.revents & Int16(POLLIN) != 0 { answerStatusConnection() }
     }
 
     func answerStatusConnection() {

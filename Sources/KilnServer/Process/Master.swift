@@ -65,8 +65,8 @@ public final class Master {
     var scoreboard: Scoreboard?
     /// `limits.render_timeout`, `limits.slow_log_after` (the master enforces them).
     var workerLimits: WorkerLimitsConfiguration
-    /// Since when every worker of the current generation has been busy (monotonic seconds).
-    var saturatedSince: Double?
+    /// Since when the main socket's listen queue has held connections (monotonic seconds, sampled).
+    var queueBusySince: Double?
     /// Connections the master answered with 503 itself, and when it last logged about it.
     var overloadAnswers = 0
     var overloadLogged = 0.0
@@ -141,6 +141,7 @@ public final class Master {
             while case let sig = sigtimedwait(&set, &info, &zero), sig > 0 { handle(signal: sig) }
             reap()
             watchScoreboard()
+            sampleQueue()
             if let deadline = stopDeadline {
                 if workers.isEmpty { break }
                 if Master.now() >= deadline {

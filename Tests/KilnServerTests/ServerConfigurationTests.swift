@@ -19,6 +19,7 @@ import Testing
         #expect(c.maxRequests == 0)
         #expect(c.pidFile == "")
         #expect(c.requestReadTimeout == 5 && c.keepaliveTimeout == 5)
+        #expect(c.queueTimeout == 1 && c.statusListen == "auto")
     }
 
     @Test func everyKeyIsRead() throws {
@@ -27,6 +28,7 @@ import Testing
             "server.socket_owner": "www-data", "server.socket_group": "www-data", "server.backlog": "128",
             "server.shutdown_timeout": "500ms", "server.max_requests": "10_000", "server.pid_file": "/run/kiln.pid",
             "server.request_read_timeout": "1500ms", "server.keepalive_timeout": "0s",
+            "server.queue_timeout": "250ms", "server.status_listen": "off",
         ]))
         #expect(c.listen == .tcp(host: "127.0.0.1", port: 9001))
         #expect(c.workers == 3)
@@ -37,7 +39,8 @@ import Testing
         #expect(c.maxRequests == 10_000)
         #expect(c.pidFile == "/run/kiln.pid")
         #expect(c.requestReadTimeout == 1.5 && c.keepaliveTimeout == 0)
-        #expect(ServerConfiguration.keys.count == 11)
+        #expect(c.queueTimeout == 0.25 && c.statusListen == "off" && c.statusAddress == nil)
+        #expect(ServerConfiguration.keys.count == 13)
     }
 
     @Test(arguments: [

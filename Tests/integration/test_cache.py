@@ -244,7 +244,9 @@ def test_small_limit_with_writers_and_sweeps_stays_under_it_and_serves_whole_ent
     import random
     from cachefiles import check_entry, disk_usage, kiln
     limit = 1 << 20
-    settings = ["--set", f"cache.disk_path={disk}", "--set", "cache.disk_size_limit=1MB"]
+    # server.queue_timeout=0: every request here must be served, however long the queue (the
+    # master's back-pressure 503s are tested in test_backpressure.py).
+    settings = ["--set", f"cache.disk_path={disk}", "--set", "cache.disk_size_limit=1MB", "--set", "server.queue_timeout=0"]
     stack = make_stack(workers=2, extra_args=settings + ["--set", "cache.memory_cost_limit=0"],
                        nginx_env={"KILN_NGINX_CONN_LIMIT": "16"})
     c = stack.client()

@@ -175,3 +175,42 @@ def test_kiln_health_command(make_stack):
     gone = subprocess.run([str(KILN_BIN), "health", "--listen", f"unix:{s.sock}", "--timeout", "1"],
                           capture_output=True, text=True, timeout=10)
     assert gone.returncode == 1 and "unhealthy" in gone.stderr, gone
+
+
+def test_restart_causes_and_disk_cache_metrics(make_stack, disk):
+    """Each way a worker is replaced has its counter: crash (killed from outside), recycle
+    (server.max_requests), reload (SIGHUP replaces the generation), and a small disk cache's
+    sweeps show up as evictions and its size as gauges."""
+    import os
+    import signal
+    s = make_stack(workers=2, extra_args=["--set", f"cache.disk_path={disk}", "--set", "cache.disk_size_limit=1MB",
+                                          "--set", "server.max_requests=5", "--set", "server.queue_timeout=0",
+                                          "--set", "cache.memory_cost_limit=0"])
+    client = s.client()
+    before = scrape(client)
+    os.kill(s.wait_workers()[0], signal.SIGKILL)
+    time.sleep(0.5)
+    s.wait_workers(2, timeout=5)
+    # Big entries (about 200 KB each) fill the 1 MB cache: sweeps evict; max_requests recycles.
+    for i in range(16):
+        r = client.get(f"/rs:{900 + i}:0/q:95/f:jpeg/{PHOTO_12MP}", timeout=60)
+        assert r.status == 200, r.describe()
+    time.sleep(0.5)
+    s.kiln.send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + 10
+    after = scrape(client)
+    while delta(before, after, "kiln_worker_restarts_total", cause="reload") < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+        after = scrape(client)
+    assert delta(before, after, "kiln_worker_restarts_total", cause="crash") == 1
+    assert delta(before, after, "kiln_worker_restarts_total", cause="reload") == 2
+    # The readiness probe and 16 images on 2 workers with max_requests 5: at least 2 recycled.
+    assert delta(before, after, "kiln_worker_restarts_total", cause="recycle") >= 2
+    assert delta(before, after, "kiln_worker_restarts_total", cause="deadline") == 0
+    assert delta(before, after, "kiln_disk_cache_evictions_total") > 0
+    size = after[("kiln_disk_cache_bytes", ())]
+    assert 0 < size <= 1 << 20, size
+    assert after[("kiln_disk_cache_entries", ())] > 0
+    # Recycled and reloaded workers' counts were kept: every answer is counted.
+    assert delta(before, after, "kiln_http_requests_total", **{"class": "2xx"}) >= 16
+    assert delta(before, after, "kiln_renders_total") == 16

@@ -1,0 +1,44 @@
+import Foundation
+import Glibc
+import Kiln
+import Testing
+@testable import KilnServer
+
+/// What the worker's per-request bookkeeping costs: the scoreboard and stage timing alone, and
+/// with the metrics counting (`server.metrics`), per request. Printed, never asserted (run with
+/// `KILN_BENCH=1 swift test -c release --filter MetricsBenchmark`).
+@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["KILN_BENCH"] != nil))
+struct MetricsBenchmarkTests {
+    static func perRequest(_ monitor: RequestMonitor, requests: Int) throws -> Double {
+        let clock = ContinuousClock()
+        let stages: [RenderStage] = [.cache, .wait, .load, .sniff, .decode, .process, .process, .encode, .store]
+        let elapsed = try clock.measure {
+            for _ in 0..<requests {
+                monitor.begin(uri: "/rs:300:200:fill/f:webp/photos/cat.jpg", connectionFD: -1)
+                for s in stages { try monitor.enter(s, detail: s == .process ? "rs:300:200:fill" : "") }
+                monitor.lockTaken(waited: false)
+                monitor.sourceRead(format: .jpeg, bytes: 120_000)
+                monitor.resultEncoded(format: .webp, bytes: 9_000)
+                monitor.responding()
+                monitor.end(status: 200, bodyBytes: 9_000, cache: "MISS")
+            }
+        }
+        return (Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12) / Double(requests)
+    }
+
+    @Test func bookkeepingPerRequest() throws {
+        let board = try Scoreboard.create(slots: 4)
+        defer { close(board.fd) }
+        let n = 200_000
+        var without: [Double] = [], with: [Double] = []
+        for _ in 0..<5 {
+            without.append(try MetricsBenchmarkTests.perRequest(RequestMonitor(scoreboard: board, slot: 0), requests: n))
+            let metrics = WorkerMetrics(factory: ScoreboardMetricsFactory(board: board, slot: 1))
+            with.append(try MetricsBenchmarkTests.perRequest(RequestMonitor(scoreboard: board, slot: 1, metrics: metrics), requests: n))
+        }
+        without.sort()
+        with.sort()
+        print(String(format: "BENCH scoreboard + stage timing per request: median %.2f µs", without[2]))
+        print(String(format: "BENCH ... plus metrics (server.metrics on): median %.2f µs (+%.2f µs)", with[2], with[2] - without[2]))
+    }
+}

@@ -34,6 +34,7 @@ extension ImagePipeline {
            let planned = request.plannedOutputSize(source: header.displayedSize) {
             try ImagePipeline.checkFormatLimit(fixed, size: planned)
         }
+        try checkBudget(request, format: format, data: data, header: header, accept: accept)   // CostBudget.swift
         let options = DecodeOptions(minimumSize: ImagePipeline.minimumDecodeSize(for: request, header: header),
                                     limits: decodeLimits)
         let decoded = try decoder.decode(data, options: options)
@@ -62,6 +63,7 @@ extension ImagePipeline {
 
         let encodeOptions = output.encodeOptions(format: outputFormat, request: request.output, metadata: decoded.metadata)
         let encoded = try stages.encoders.encoder(for: outputFormat).encode(image, options: encodeOptions)
+        try checkOutputBytes(encoded)
         timeline.mark("encode")
         return RenderedImage(data: encoded, format: outputFormat, sourceIdentity: opened.identity,
                              size: image.size, timeline: timeline)

@@ -1,5 +1,6 @@
 import KilnCodecs
 import KilnCore
+import KilnProcessing
 
 /// What a request will cost, planned from the source's header before anything is decoded
 /// (issue 14, "budgets before work"): the largest set of buffers alive at once (`peakBytes`)
@@ -14,14 +15,15 @@ import KilnCore
 /// | decode | the file's bytes + the decoded buffer (after shrink-on-load) + the decoder's working set (`DecodePlan`) |
 /// | ICC conversion, orientation, crop, pad, flip, rotate, colour filters, circle, rounded, flatten | input + output |
 /// | resize | input + output + the ring of `taps` float rows + the weight tables |
-/// | blur | input + a float copy + a float scratch (9 × the 8-bit size) |
-/// | sharpen | input + float image + float blurred copy + float scratch (13 × the 8-bit size) |
+/// | blur | input + output + a float strip and its scratch (`FloatStrips`: vertical strips of at most 16 MiB of floats plus the halo) |
+/// | sharpen | input + output + a float strip, its unblurred copy and the blur's scratch |
 /// | encode | input + the encoder's working set and output (`encoderBytesPerPixel`) |
 ///
 /// Calibrated with peak RSS of `kiln process` (release build, minus the 27 MB of a process that
-/// renders a tiny thumbnail) on the 12 MP bench photo (36 MB RGB): `bl:5` 313 MB (model 324),
-/// `sh:5` 454 MB (model 468), `f:png` 78 MB (model 90), `f:webp` 60 MB (model 72),
-/// `f:webp/ll:1` 380 MB (model 396), `el:1/w:6000` 113 MB (model 117 + encode).
+/// renders a tiny thumbnail) on the 12 MP bench photo (36 MB RGB): `bl:5` 99 MB (model 106; 313 MB
+/// before the strips), `sh:5` 116 MB (model 122; 454 MB before), `bl:50` 100 MB (model 106),
+/// `f:png` 78 MB (model 90), `f:webp` 60 MB (model 72), `f:webp/ll:1` 380 MB (model 396),
+/// `el:1/w:6000` 113 MB (model 118); a 50 MP PNG to 300 px 25 MB in all (row by row).
 ///
 /// Work is counted in megapixel-passes: one pass of a simple 8-bit operation (a copy, a colour
 /// matrix) over one million pixels, about 10 ms on the reference machine. A step's weight is its
@@ -102,12 +104,14 @@ public struct RequestCost: Sendable, Equatable {
             case .resize:
                 let (scratch, macs) = resizeScratch(input: size, output: outSize, channels: channels)
                 cost.add(name, bytes + outBytes + scratch, Double(macs) / 20e6 + outMP)
-            case .blur(let sigma):
-                let live = sigma >= SpecParser.minimumSigma ? bytes + 8 * bytes : bytes
-                cost.add(name, live, 5 * mp)
-            case .sharpen(let sigma):
-                let live = sigma >= SpecParser.minimumSigma ? bytes + 12 * bytes : bytes
-                cost.add(name, live, 8 * mp)
+            case .blur(let sigma), .sharpen(let sigma):
+                // Vertical strips of floats (`FloatStrips`): blur holds the strip and the blur's
+                // scratch, sharpen also the strip's unblurred copy.
+                var isBlur = false
+                if case .blur = operation { isBlur = true }
+                let strip = GaussianBlur.stripBytes(size, channels: channels, sigma: sigma)
+                let live = sigma >= SpecParser.minimumSigma ? bytes + outBytes + (isBlur ? 2 : 3) * strip : bytes
+                cost.add(name, live, (isBlur ? 5 : 8) * mp)
             case .circle, .rounded:
                 cost.add(name, bytes + outBytes, 2 * max(mp, outMP))
             default:

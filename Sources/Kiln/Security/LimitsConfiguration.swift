@@ -55,15 +55,15 @@ public struct LimitsConfiguration: ConfigSection, Equatable {
                 + "output and float scratch, the encoder's working set); 413 above it. The default admits a thumbnail "
                 + "of any source within `limits.max_pixels` (large PNGs are shrunk while decoding)")
         public static let maxRequestWork = Setting.count(
-            "limits.max_request_work", default: 2000, in: 1...10_000_000,
+            "limits.max_request_work", default: 3000, in: 1...10_000_000,
             doc: "most CPU work one request may need, planned before decoding, in megapixel-passes (one simple pass "
                 + "over a million pixels, about 10 ms on one core; blur costs 5 per megapixel, sharpen 8, PNG encoding 40, "
-                + "lossless WebP 150); 413 above it. 2000 is about 20 s of one core")
+                + "lossless WebP 150); 413 above it. 3000 is about 30 s of one core: a backstop for chains of heavy steps (the render deadline stops the rest)")
         public static let maxOutputBytes = Setting.size(
             "limits.max_output_bytes", default: 32 << 20, in: 1...(4 << 30),
             doc: "largest encoded result; checked after encoding (and before decoding when a lower bound is known: "
-                + "PNG at compression level 0); 413 above it, remembered. 32 MiB holds a 12 MP photo as PNG (23 MB) and "
-                + "any 50 MP JPEG; a bigger answer is no web image and would crowd the caches")
+                + "PNG at compression level 0); 413 above it, remembered. 32 MiB holds the 12 MP bench photo as PNG "
+                + "(23 MB); a bigger answer is no web image, and it would crowd the caches")
     }
 
     public static let fields: [ConfigField<Self>] = [

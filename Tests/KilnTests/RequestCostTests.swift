@@ -158,8 +158,9 @@ import KilnCore
             guard case let .outputBytes(bytes, limit, planned) = e else { Issue.record("\(e)"); return }
             #expect(bytes > 600_000 && limit == 100_000 && !planned)
         }
+        let whole = try SpecParser().parse("/noise.png", isDecoded: true)
         do {
-            _ = try pipeline.image(for: try SpecParser().parse("/noise.png", isDecoded: true), accept: nil)
+            _ = try pipeline.image(for: whole, accept: nil)
             Issue.record("rendered")
         } catch {
             #expect(error.kind == .tooLarge && error.message.contains("limits.max_output_bytes (98 KiB)"))
@@ -185,8 +186,9 @@ import KilnCore
         let (pipeline, root) = try noisyPipeline("budget-mem", limits: limits)
         defer { F.remove(root) }
         _ = try pipeline.render(try SpecParser().parse("/w:300/noise.png", isDecoded: true))
+        let big = try SpecParser().parse("/el:1/w:3000/noise.png", isDecoded: true)
         do {
-            _ = try pipeline.image(for: try SpecParser().parse("/el:1/w:3000/noise.png", isDecoded: true), accept: nil)
+            _ = try pipeline.image(for: big, accept: nil)
             Issue.record("rendered")
         } catch {
             #expect(error.kind == .tooLarge)

@@ -27,8 +27,10 @@ public struct DecodePlan: Sendable, Equatable {
         case .jpeg:
             let f = TurboJPEGHandle.factor(for: full, minimum: minimum)
             let size = PixelSize(width: TurboJPEGHandle.scaled(full.width, f), height: TurboJPEGHandle.scaled(full.height, f))
-            // CMYK and greyscale go through a second buffer of the scaled size.
-            return DecodePlan(size: size, channels: 3, scratchBytes: size.width * size.height + (1 << 20), streamed: false)
+            // CMYK is decoded to 4 bytes per pixel, then converted into the RGB buffer.
+            let perPixel = Self.jpegComponents(data) == 4 ? 4 : 1
+            return DecodePlan(size: size, channels: 3, scratchBytes: perPixel * size.width * size.height + (1 << 20),
+                              streamed: false)
         case .png:
             guard let planned = PNGShrinkOnLoad.plannedDecode(data, minimum: minimum) else {
                 return DecodePlan(size: full, channels: header.hasAlpha ? 4 : 3, scratchBytes: 1 << 20, streamed: false)
@@ -48,6 +50,20 @@ public struct DecodePlan: Sendable, Equatable {
             if lossless { scratch += 4 * pixels } else if header.hasAlpha { scratch += pixels }
             return DecodePlan(size: size, channels: header.hasAlpha ? 4 : 3, scratchBytes: scratch, streamed: false)
         }
+    }
+
+    /// The component count of a JPEG's frame header (SOFn), nil when none is found.
+    static func jpegComponents(_ data: [UInt8]) -> Int? {
+        var pos = 2
+        while pos + 10 <= data.count, data[pos] == 0xFF {
+            let marker = data[pos + 1]
+            if marker == 0xFF { pos += 1; continue }
+            if (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC {
+                return Int(data[pos + 9])
+            }
+            pos += 2 + (Int(data[pos + 2]) << 8 | Int(data[pos + 3]))
+        }
+        return nil
     }
 
     /// True when a RIFF/WEBP file carries a VP8L (lossless) bitstream.

@@ -37,4 +37,18 @@ int kiln_png_read_icc(const unsigned char *data, size_t size,
 /* Frees a buffer returned by kiln_png_encode or kiln_png_read_icc. */
 void kiln_png_free(unsigned char *buffer);
 
+/* Row-by-row decoding (png_rows.c) of the PNGs whose rows the simplified API would return
+ * unchanged: non-interlaced, at most 8 bits per sample, sRGB-encoded (no gAMA, or an sRGB one).
+ * kiln_png_rows_open returns 1 with *out, the size and 3 (RGB) or 4 (RGBA, also for tRNS)
+ * channels set; 0 when the file is not eligible (decode it whole); -1 on a read error (message
+ * filled). `data` must stay valid until kiln_png_rows_close. kiln_png_rows_read writes the next
+ * row of width * channels bytes; -1 on error (kiln_png_rows_message says why). */
+typedef struct kiln_png_rows kiln_png_rows;
+int kiln_png_rows_open(const unsigned char *data, size_t size, kiln_png_rows **out,
+                       unsigned int *width, unsigned int *height, int *channels,
+                       char *message, size_t message_size);
+int kiln_png_rows_read(kiln_png_rows *rows, unsigned char *row);
+const char *kiln_png_rows_message(const kiln_png_rows *rows);
+void kiln_png_rows_close(kiln_png_rows *rows);
+
 #endif

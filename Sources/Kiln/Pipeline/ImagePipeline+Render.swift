@@ -37,6 +37,7 @@ extension ImagePipeline {
            let planned = request.plannedOutputSize(source: header.displayedSize) {
             try ImagePipeline.checkFormatLimit(fixed, size: planned)
         }
+        try checkBudget(request, format: format, data: data, header: header, accept: accept)   // CostBudget.swift
         let options = DecodeOptions(minimumSize: ImagePipeline.minimumDecodeSize(for: request, header: header),
                                     limits: decodeLimits)
         try observer?.enter(.decode)
@@ -69,6 +70,7 @@ extension ImagePipeline {
         try observer?.enter(.encode)
         let encodeOptions = output.encodeOptions(format: outputFormat, request: request.output, metadata: decoded.metadata)
         let encoded = try stages.encoders.encoder(for: outputFormat).encode(image, options: encodeOptions)
+        try checkOutputBytes(encoded)
         timeline.mark("encode")
         observer?.resultEncoded(format: outputFormat, bytes: encoded.count)
         return RenderedImage(data: encoded, format: outputFormat, sourceIdentity: opened.identity,

@@ -94,6 +94,8 @@ public struct PipelineFailure: Error, Sendable, Equatable {
                 self.init(.tooLarge, "\(format.displayName) output is limited to \(m)x\(m) pixels; "
                           + "this result is \(size.width)x\(size.height)")
             }
+        case let e as BudgetExcess:
+            self.init(.tooLarge, e.message)
         case let e as DecodeError:
             switch e {
             case let .corrupt(m): self.init(.corrupt, "corrupt image: \(m)")

@@ -21,6 +21,12 @@ public struct LimitsConfiguration: ConfigSection, Equatable {
     public var maxPathBytes = Key.maxPathBytes.defaultValue
     /// Most option segments in one URL, before presets are expanded (400 above it).
     public var maxOptions = Key.maxOptions.defaultValue
+    /// Largest planned memory of one request (`RequestCost.peakBytes`; 413 above it).
+    public var maxRequestMemory = Key.maxRequestMemory.defaultValue
+    /// Most planned work of one request, in megapixel-passes (`RequestCost.work`; 413 above it).
+    public var maxRequestWork = Key.maxRequestWork.defaultValue
+    /// Largest encoded result in bytes (413 above it).
+    public var maxOutputBytes = Key.maxOutputBytes.defaultValue
 
     /// The `[limits]` keys: the one place their names, types, defaults and ranges are written.
     public enum Key {
@@ -42,6 +48,22 @@ public struct LimitsConfiguration: ConfigSection, Equatable {
                                                       doc: "longest request path, query string included (400 above it)")
         public static let maxOptions = Setting.count("limits.max_options", default: 64, in: 1...1000,
                                                      doc: "most option segments in one URL, presets not expanded (400 above it)")
+        public static let maxRequestMemory = Setting.size(
+            "limits.max_request_memory", default: 256 << 20, in: (16 << 20)...(1 << 40),
+            doc: "most memory one request may need, planned from the source's header before decoding: the largest "
+                + "set of buffers alive at once (file bytes, decoded pixels after shrink-on-load, each step's input, "
+                + "output and float scratch, the encoder's working set); 413 above it. The default admits a thumbnail "
+                + "of any source within `limits.max_pixels` (large PNGs are shrunk while decoding)")
+        public static let maxRequestWork = Setting.count(
+            "limits.max_request_work", default: 3000, in: 1...10_000_000,
+            doc: "most CPU work one request may need, planned before decoding, in megapixel-passes (one simple pass "
+                + "over a million pixels, about 10 ms on one core; blur costs 5 per megapixel, sharpen 8, PNG encoding 40, "
+                + "lossless WebP 150); 413 above it. 3000 is about 30 s of one core: a backstop for chains of heavy steps (the render deadline stops the rest)")
+        public static let maxOutputBytes = Setting.size(
+            "limits.max_output_bytes", default: 32 << 20, in: 1...(4 << 30),
+            doc: "largest encoded result; checked after encoding (and before decoding when a lower bound is known: "
+                + "PNG at compression level 0); 413 above it, remembered. 32 MiB holds the 12 MP bench photo as PNG "
+                + "(23 MB); a bigger answer is no web image, and it would crowd the caches")
     }
 
     public static let fields: [ConfigField<Self>] = [
@@ -54,6 +76,9 @@ public struct LimitsConfiguration: ConfigSection, Equatable {
         ConfigField(Key.maxBlurSigma) { $0.maxBlurSigma = $1 },
         ConfigField(Key.maxPathBytes) { $0.maxPathBytes = $1 },
         ConfigField(Key.maxOptions) { $0.maxOptions = $1 },
+        ConfigField(Key.maxRequestMemory) { $0.maxRequestMemory = $1 },
+        ConfigField(Key.maxRequestWork) { $0.maxRequestWork = $1 },
+        ConfigField(Key.maxOutputBytes) { $0.maxOutputBytes = $1 },
     ]
 
     public init() {}

@@ -25,6 +25,21 @@ struct PNGChunks {
     /// Whole tEXt, zTXt and iTXt chunks (length to CRC), which libpng is not shown.
     var hiddenFromLibpng: [Range<Int>] = []
 
+    /// The IHDR fields the row reader cares about (nil when the first chunk is not a whole IHDR).
+    var ihdr: (width: Int, height: Int, bitDepth: Int, hasAlpha: Bool, interlaced: Bool)?
+    /// True when a tRNS chunk comes before the first IDAT (the decode then has alpha).
+    var hasTransparency = false
+    /// The gAMA value (× 100000) before the first IDAT, and whether an sRGB chunk is there.
+    var gamma: Int?
+    var hasSRGB = false
+
+    /// True when `PNGShrinkOnLoad` may read the rows one by one: non-interlaced, at most 8 bits
+    /// per sample and sRGB-encoded, so libpng's rows equal what the simplified API returns.
+    var rowReadable: Bool {
+        guard let ihdr, !ihdr.interlaced, ihdr.bitDepth <= 8 else { return false }
+        return gamma == nil || hasSRGB || gamma == 45455
+    }
+
     /// Most chunks besides IDAT, fcTL and fdAT (libpng's own cache keeps 1000 text chunks).
     static let maxChunks = 1000
 
@@ -44,6 +59,15 @@ struct PNGChunks {
             let type = (bytes[pos + 4], bytes[pos + 5], bytes[pos + 6], bytes[pos + 7])
             let isIDAT = type == (0x49, 0x44, 0x41, 0x54)
             if type == (0x69, 0x43, 0x43, 0x50) && !seenIDAT { result.hasICCProfile = true }   // "iCCP"
+            if pos == 8 && type == (0x49, 0x48, 0x44, 0x52) && length == 13 && pos + 21 <= bytes.count {   // "IHDR"
+                func be32(_ at: Int) -> Int { Int(bytes[at]) << 24 | Int(bytes[at + 1]) << 16 | Int(bytes[at + 2]) << 8 | Int(bytes[at + 3]) }
+                result.ihdr = (be32(pos + 8), be32(pos + 12), Int(bytes[pos + 16]), bytes[pos + 17] & 4 != 0, bytes[pos + 20] != 0)
+            }
+            if !seenIDAT && type == (0x74, 0x52, 0x4E, 0x53) { result.hasTransparency = true }   // "tRNS"
+            if !seenIDAT && type == (0x73, 0x52, 0x47, 0x42) { result.hasSRGB = true }           // "sRGB"
+            if !seenIDAT && type == (0x67, 0x41, 0x4D, 0x41) && length == 4 && pos + 12 <= bytes.count {   // "gAMA"
+                result.gamma = Int(bytes[pos + 8]) << 24 | Int(bytes[pos + 9]) << 16 | Int(bytes[pos + 10]) << 8 | Int(bytes[pos + 11])
+            }
             if type == (0x49, 0x45, 0x4E, 0x44) { break }                                      // "IEND"
             let end = pos + 12 + length
             if end > bytes.count {

@@ -13,6 +13,9 @@ import KilnCore
 /// - CRC errors in critical chunks and truncated data are `DecodeError.corrupt` with libpng's message;
 ///   chunks claiming more bytes than the file holds are refused before libpng allocates for them
 ///   (`PNGChunks`).
+/// - Shrink-on-load for large sources (`PNGShrinkOnLoad`): when `DecodeOptions.minimumSize` is
+///   set and the decoded source would take 64 MiB or more, eligible files are read row by row
+///   and box-averaged while reading, so the whole source is never held.
 /// - APNG: the default image. The ICC profile comes from iCCP through the low-level API (C shim),
 ///   read only when a scan of the chunk headers finds an iCCP chunk; EXIF (eXIf) and XMP (iTXt)
 ///   are copied from the chunks that scan finds (`PNGMetadata`). The eXIf orientation is reported
@@ -42,7 +45,7 @@ public struct PNGDecoder: ImageDecoding, Sendable {
     /// What one pass of libpng over the bytes gives.
     private struct LibpngRead {
         var header: ImageHeader
-        var pixels: [UInt8]
+        var buffer: PixelBuffer
         var icc: [UInt8]?
     }
 
@@ -57,12 +60,18 @@ public struct PNGDecoder: ImageDecoding, Sendable {
             let reader = try PNGImageReader(shown)
             let header = Self.header(of: reader, orientation: chunks.orientation(in: bytes))
             try options.limits.check(header)
-            let pixels = try reader.finishRead(channels: header.hasAlpha ? 4 : 3)
-            return LibpngRead(header: header, pixels: pixels, icc: chunks.hasICCProfile ? Self.readICC(shown) : nil)
+            let channels = header.hasAlpha ? 4 : 3
+            let icc = chunks.hasICCProfile ? Self.readICC(shown) : nil
+            if chunks.rowReadable,
+               let k = PNGShrinkOnLoad.factors(size: header.size, channels: channels, minimum: options.minimumSize),
+               let shrunk = try PNGShrinkOnLoad.decode(shown, k: k) {
+                return LibpngRead(header: header, buffer: shrunk, icc: icc)
+            }
+            let pixels = try reader.finishRead(channels: channels)
+            let buffer = PixelBuffer(width: header.width, height: header.height, channels: channels, pixels: pixels)
+            return LibpngRead(header: header, buffer: buffer, icc: icc)
         }
-        let (header, pixels, icc) = (read.header, read.pixels, read.icc)
-        let channels = header.hasAlpha ? 4 : 3
-        let buffer = PixelBuffer(width: header.width, height: header.height, channels: channels, pixels: pixels)
+        let (header, buffer, icc) = (read.header, read.buffer, read.icc)
         return DecodedImage(buffer: buffer, header: header, iccProfile: icc,
                             metadata: PNGMetadata.read(bytes, chunks: chunks))
     }

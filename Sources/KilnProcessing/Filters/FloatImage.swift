@@ -13,6 +13,13 @@ struct FloatImage {
 
     var rowLength: Int { width * channels }
 
+    init(width: Int, height: Int, channels: Int, samples: [Float]) {
+        self.width = width
+        self.height = height
+        self.channels = channels
+        self.samples = samples
+    }
+
     /// Samples of `image`, premultiplied when it has alpha (kept as is if it already is).
     init(_ image: PixelBuffer) {
         width = image.width

@@ -29,9 +29,18 @@ public struct GaussianBlur: ImageProcessing, Sendable, Hashable {
         // Below the minimum no pixel changes (the URL parser drops such steps); returning the
         // image keeps a tiny sigma from reaching the kernel, where its square could underflow.
         guard image.pixelCount > 0, sigma >= SpecParser.minimumSigma else { return image }
-        var samples = FloatImage(image)
-        Self.blur(&samples, sigma: sigma)
-        return samples.pixelBuffer()
+        // In vertical strips (`FloatStrips`): the float copy and its scratch stay a few MB.
+        return FloatStrips.map(image, halo: Self.halo(sigma: sigma)) { strip, _ in Self.blur(&strip, sigma: sigma) }
+    }
+
+    /// How far the passes spread a value sideways: the kernel's radius, or the boxes' radii summed.
+    public static func halo(sigma: Double) -> Int {
+        sigma < boxThreshold ? max(1, Int((3 * sigma).rounded(.up))) : boxRadii(sigma: sigma).reduce(0, +)
+    }
+
+    /// Bytes of one strip's floats for an image of `size` and `channels` (the memory budget).
+    public static func stripBytes(_ size: PixelSize, channels: Int, sigma: Double) -> Int {
+        FloatStrips.stripBytes(width: size.width, height: size.height, channels: channels, halo: halo(sigma: sigma))
     }
 
     /// Blurs `image` in place.

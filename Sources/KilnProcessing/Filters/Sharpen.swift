@@ -24,30 +24,33 @@ public struct Sharpen: ImageProcessing, Sendable, Hashable {
         // Below the minimum no pixel changes (the URL parser drops such steps); returning the
         // image keeps a tiny sigma from reaching the kernel, where its square could underflow.
         guard image.pixelCount > 0, sigma >= SpecParser.minimumSigma else { return image }
-        var sharp = FloatImage(image)
-        var blurred = sharp
-        GaussianBlur.blur(&blurred, sigma: sigma)
         let amount = Self.amount
-        let count = sharp.samples.count
         let alpha = image.hasAlpha
-        sharp.samples.withUnsafeMutableBufferPointer { s in
-            blurred.samples.withUnsafeBufferPointer { b in
-                if alpha {
-                    var i = 0
-                    while i < count {
-                        let a = s[i + 3]
-                        for c in i..<(i + 3) {
-                            s[c] = Swift.min(Swift.max(s[c] + amount * (s[c] - b[c]), 0), a)
+        // In vertical strips (`FloatStrips`): the float copies stay a few MB. The strip is blurred
+        // in place and then replaced by the sharpened values, from its unblurred copy.
+        return FloatStrips.map(image, halo: GaussianBlur.halo(sigma: sigma), keepOriginal: true) { strip, original in
+            guard let original else { return }
+            GaussianBlur.blur(&strip, sigma: sigma)
+            let count = strip.samples.count
+            strip.samples.withUnsafeMutableBufferPointer { b in
+                original.samples.withUnsafeBufferPointer { s in
+                    if alpha {
+                        var i = 0
+                        while i < count {
+                            let a = s[i + 3]
+                            for c in i..<(i + 3) {
+                                b[c] = Swift.min(Swift.max(s[c] + amount * (s[c] - b[c]), 0), a)
+                            }
+                            b[i + 3] = a
+                            i += 4
                         }
-                        i += 4
-                    }
-                } else {
-                    for i in 0..<count {
-                        s[i] = Swift.min(Swift.max(s[i] + amount * (s[i] - b[i]), 0), 255)
+                    } else {
+                        for i in 0..<count {
+                            b[i] = Swift.min(Swift.max(s[i] + amount * (s[i] - b[i]), 0), 255)
+                        }
                     }
                 }
             }
         }
-        return sharp.pixelBuffer()
     }
 }

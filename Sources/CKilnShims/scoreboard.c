@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define KILN_SB_MAGIC 0x4b534231u /* "KSB1" */
+#define KILN_SB_MAGIC 0x4b534232u /* "KSB2" */
 
 typedef struct {
     _Atomic uint32_t seq;
@@ -28,12 +28,14 @@ typedef struct {
     _Atomic uint64_t requests_done;
     char uri[KILN_SB_URI_BYTES];
     char detail[KILN_SB_DETAIL_BYTES];
+    _Atomic uint64_t cells[KILN_SB_CELLS];
 } kiln_sb_slot;
 
 typedef struct {
     uint32_t magic;
     uint32_t slots;
     uint64_t reserved[7];
+    _Atomic uint64_t globals[KILN_SB_GLOBALS];
     kiln_sb_slot slot[];
 } kiln_sb_header;
 
@@ -110,7 +112,32 @@ void kiln_sb_reset(void *board, int slot, int32_t pid) {
     atomic_store(&s->requests_done, 0);
     s->uri[0] = 0;
     s->detail[0] = 0;
+    for (int i = 0; i < KILN_SB_CELLS; i++) atomic_store_explicit(&s->cells[i], 0, memory_order_relaxed);
     atomic_fetch_add(&s->seq, 1);
+}
+
+void kiln_sb_add(void *board, int slot, int cell, uint64_t amount) {
+    kiln_sb_slot *s = slot_at(board, slot);
+    if (!s || cell < 0 || cell >= KILN_SB_CELLS) return;
+    atomic_fetch_add_explicit(&s->cells[cell], amount, memory_order_relaxed);
+}
+
+uint64_t kiln_sb_cell(const void *board, int slot, int cell) {
+    kiln_sb_slot *s = slot_at((void *)board, slot);
+    if (!s || cell < 0 || cell >= KILN_SB_CELLS) return 0;
+    return atomic_load_explicit(&s->cells[cell], memory_order_relaxed);
+}
+
+void kiln_sb_global_set(void *board, int index, uint64_t value) {
+    kiln_sb_header *h = board;
+    if (!h || index < 0 || index >= KILN_SB_GLOBALS) return;
+    atomic_store_explicit(&h->globals[index], value, memory_order_relaxed);
+}
+
+uint64_t kiln_sb_global(const void *board, int index) {
+    const kiln_sb_header *h = board;
+    if (!h || index < 0 || index >= KILN_SB_GLOBALS) return 0;
+    return atomic_load_explicit((_Atomic uint64_t *)&h->globals[index], memory_order_relaxed);
 }
 
 void kiln_sb_begin(void *board, int slot, int32_t pid, const char *uri, size_t len, uint32_t stage) {

@@ -10,7 +10,7 @@ struct KilnCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kiln",
         abstract: "A server-side image pipeline behind nginx (FastCGI).",
-        subcommands: [Serve.self, WorkerCommand.self, ProcessCommand.self, CacheCommand.self, WarmCommand.self, SignCommand.self, ConfigCommand.self, VersionCommand.self])
+        subcommands: [Serve.self, WorkerCommand.self, ProcessCommand.self, CacheCommand.self, WarmCommand.self, SignCommand.self, HealthCommand.self, ConfigCommand.self, VersionCommand.self])
 }
 
 /// Options shared by `serve`, `worker`, `process`, `cache`, `warm` and `config dump`. Each named

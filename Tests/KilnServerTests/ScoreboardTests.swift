@@ -75,7 +75,7 @@ import Testing
             #expect(error.kind == .abandoned && error.message.contains("before encode"))
         }
         #expect(monitor.abandonedCount == 2)
-        monitor.end()
+        monitor.end(status: 499, bodyBytes: 0, cache: nil)
         #expect(board.read(2)?.isBusy == false)
         // Between requests there is no connection to check.
         try monitor.enter(.cache)

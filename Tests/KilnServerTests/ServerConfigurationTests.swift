@@ -28,7 +28,7 @@ import Testing
             "server.socket_owner": "www-data", "server.socket_group": "www-data", "server.backlog": "128",
             "server.shutdown_timeout": "500ms", "server.max_requests": "10_000", "server.pid_file": "/run/kiln.pid",
             "server.request_read_timeout": "1500ms", "server.keepalive_timeout": "0s",
-            "server.queue_timeout": "250ms", "server.status_listen": "off",
+            "server.queue_timeout": "250ms", "server.status_listen": "off", "server.metrics": "false",
         ]))
         #expect(c.listen == .tcp(host: "127.0.0.1", port: 9001))
         #expect(c.workers == 3)
@@ -39,8 +39,8 @@ import Testing
         #expect(c.maxRequests == 10_000)
         #expect(c.pidFile == "/run/kiln.pid")
         #expect(c.requestReadTimeout == 1.5 && c.keepaliveTimeout == 0)
-        #expect(c.queueTimeout == 0.25 && c.statusListen == "off" && c.statusAddress == nil)
-        #expect(ServerConfiguration.keys.count == 13)
+        #expect(c.queueTimeout == 0.25 && c.statusListen == "off" && c.statusAddress == nil && !c.metrics)
+        #expect(ServerConfiguration.keys.count == 14)
     }
 
     @Test(arguments: [

@@ -166,13 +166,15 @@ class Response:
 class HttpClient:
     """One new connection per request (like a CDN miss), raw paths sent as given."""
 
-    def __init__(self, host: str, port: int):
+    def __init__(self, host: str, port: int, source: str | None = None):
         self.host, self.port = host, port
+        self.source = (source, 0) if source else None  # local address to connect from
 
     def request(self, method: str, path: str, headers: dict[str, str] | None = None,
                 body: bytes | None = None, timeout: float = 60) -> Response:
         start = time.monotonic()
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout,
+                                          source_address=self.source)
         try:
             conn.putrequest(method, path, skip_accept_encoding=True)
             hdrs = dict(headers or {})

@@ -3,6 +3,7 @@ tests, and the process helpers it uses."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -12,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from helpers import KILN_BIN, LIB_SH, HttpClient, SetupError
+from helpers import KILN_BIN, LIB_SH, NGINX_DIR, HttpClient, SetupError
 
 
 def free_port() -> int:
@@ -73,6 +74,23 @@ def tail(path: Path, lines: int = 40) -> str:
         return f"({path} does not exist)"
 
 
+def add_rate_limit(conf: Path) -> None:
+    """Adds the opt-in per-client rate limit of the shipped files to a config written by
+    kiln_write_nginx_conf."""
+    zone = re.search(r"^limit_req_zone .*;$", (NGINX_DIR / "kiln.conf").read_text(), re.M)
+    if not zone:
+        raise SetupError("no `limit_req_zone` line in nginx/kiln.conf")
+    text = conf.read_text()
+    text, n_zone = re.subn(r"^([ \t]*)(limit_conn_zone .*;)$", lambda m: f"{m[0]}\n{m[1]}{zone[0]}", text,
+                           count=1, flags=re.M)
+    text, n_inc = re.subn(r"^([ \t]*)(include \S*kiln-locations\.conf;)$",
+                          lambda m: f"{m[1]}include {NGINX_DIR / 'kiln-rate-limit.conf'};\n{m[0]}", text,
+                          count=1, flags=re.M)
+    if n_zone != 1 or n_inc != 1:
+        raise SetupError(f"could not add the rate limit to {conf}")
+    conf.write_text(text)
+
+
 @dataclass
 class KilnStack:
     """`kiln serve` on a unix socket in a private 0755 folder, and (optionally) a private
@@ -87,6 +105,9 @@ class KilnStack:
     with_nginx: bool = True
     # Environment for kiln_write_nginx_conf, e.g. {"KILN_NGINX_CONN_LIMIT": "80"}.
     nginx_env: dict[str, str] = field(default_factory=dict)
+    # Turn on the per-client rate limit: the `limit_req_zone` line of nginx/kiln.conf at http
+    # level and `include nginx/kiln-rate-limit.conf;` in the server, both used as they are.
+    rate_limit: bool = False
 
     def __post_init__(self):
         self.dir = Path(tempfile.mkdtemp(prefix="kiln-it-", dir=os.environ.get("TMPDIR", "/tmp")))
@@ -157,6 +178,8 @@ class KilnStack:
                             str(LIB_SH), str(self.dir), str(self.port), str(self.sock), str(self.root)],
                            check=True, timeout=30, env={**os.environ, **self.nginx_env})
             conf = self.dir / "nginx.conf"
+            if self.rate_limit:
+                add_rate_limit(conf)
             t = subprocess.run([nginx, "-t", "-q", "-p", str(self.dir), "-c", str(conf), "-e", str(self.nginx_log)],
                                capture_output=True, text=True, timeout=30)
             if t.returncode != 0:
@@ -190,9 +213,11 @@ class KilnStack:
                                  f"nginx: {tail(self.nginx_log)}\nkiln: {tail(self.kiln_log)}")
             time.sleep(0.1)
 
-    def client(self) -> HttpClient:
+    def client(self, source: str | None = None) -> HttpClient:
+        """A client of nginx; `source` binds its connections to another local address
+        (127.0.0.2, ...: the whole of 127/8 is loopback), a different client to nginx."""
         assert self.port, "this stack has no nginx"
-        return HttpClient("127.0.0.1", self.port)
+        return HttpClient("127.0.0.1", self.port, source=source)
 
     # -- stop --
     def stop(self, timeout: float = 20, check: bool = True) -> int | None:

@@ -20,9 +20,9 @@ def test_burst_gets_200_or_fast_503(client, stack):
         t0 = time.monotonic()
         try:
             r = client.get(SLOW, timeout=60)
-            results[i] = (r.status, time.monotonic() - t0, len(r.body), r.content_type)
+            results[i] = (r.status, time.monotonic() - t0, len(r.body), r.content_type, r.header("Retry-After"), r.body)
         except Exception as e:  # noqa: BLE001
-            results[i] = ("error", time.monotonic() - t0, repr(e), "")
+            results[i] = ("error", time.monotonic() - t0, repr(e), "", None, b"")
 
     threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(n)]
     t0 = time.monotonic()
@@ -43,6 +43,9 @@ def test_burst_gets_200_or_fast_503(client, stack):
     # A 503 means LIMIT_CONN requests were in flight at that moment, and each of those ends in a
     # 200: so at least the cap's worth of requests succeed.
     assert len(ok) >= LIMIT_CONN, f"fewer 200s than the cap of {LIMIT_CONN}: {statuses}"
+    # nginx's own 503s say when to retry and what happened, in one line.
+    assert all(r[4] == "1" and r[5].startswith(b"busy: too many requests in kiln") for r in shed), \
+        {(r[4], r[5][:60]) for r in shed}
     slow_503 = [r for r in shed if r[1] > 2.0]
     assert not slow_503, f"503s must be immediate: {slow_503}"
     slow_200 = [r for r in ok if r[1] > 30]

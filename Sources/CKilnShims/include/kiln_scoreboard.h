@@ -15,6 +15,10 @@
 
 #define KILN_SB_URI_BYTES 320
 #define KILN_SB_DETAIL_BYTES 64
+/* Counters per slot (the worker's metrics, added up by the master) and shared values of the
+ * whole board (gauges any worker may set, such as the disk cache's size after a sweep). */
+#define KILN_SB_CELLS 256
+#define KILN_SB_GLOBALS 16
 
 /* A consistent copy of one slot. `stage` 0 is idle (between requests), `request_start_ns` 0 when
  * no request is in progress. `request_id` counts the requests the slot's worker began. */
@@ -55,6 +59,16 @@ void kiln_sb_end(void *board, int slot);
 
 /* Anyone: a consistent copy of `slot`. Returns 0, or -1 when the slot is out of range. */
 int kiln_sb_read(const void *board, int slot, kiln_sb_view *out);
+
+/* Worker: adds `amount` to counter `cell` of its slot (relaxed atomics: counters, not locks). */
+void kiln_sb_add(void *board, int slot, int cell, uint64_t amount);
+
+/* Anyone: counter `cell` of `slot`, 0 when out of range. */
+uint64_t kiln_sb_cell(const void *board, int slot, int cell);
+
+/* Anyone: sets / reads the board-wide value `index`. */
+void kiln_sb_global_set(void *board, int index, uint64_t value);
+uint64_t kiln_sb_global(const void *board, int index);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 int64_t kiln_sb_now(void);

@@ -87,16 +87,19 @@ public final class RenderCoordinator {
         switch locks.lock(key, timeout: lockTimeout) {
         case let .acquired(lock, waited):
             defer { lock.release() }
+            observer?.lockTaken(waited: waited)
             if renderTimeout > 0 { lock.announce(until: now() + Int64((renderTimeout + 1) * 1000)) }
             // Another process may have finished between the first look and the lock.
             if let hit = try lookUp(key, in: disk, outcome: waited ? .coalesced : .hitDisk) { return hit }
             if waited { try observer?.enter(.wait, detail: "took over") }
             return try renderAndStore(key, render, observer)
         case .timedOut:
+            observer?.lockTaken(waited: true)
             if let hit = try lookUp(key, in: disk, outcome: .coalesced) { return hit }
             logger.warning("render of \(key.sourcePath) still locked by another process past its deadline (or \(lockTimeout) s without one); rendering here too")
             return try renderAndStore(key, render, observer)
         case .unavailable:
+            observer?.lockTaken(waited: false)
             return try renderAndStore(key, render, observer)
         }
     }

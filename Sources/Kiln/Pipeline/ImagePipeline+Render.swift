@@ -19,10 +19,11 @@ extension ImagePipeline {
         try observer?.enter(.load)
         let data = try opened.readAll()
         timeline.mark("load")
-        try observer?.enter(.plan)
+        try observer?.enter(.sniff)
 
         let sniffed = stages.sniffer.sniff(data)
         guard let format = sniffed.format else { throw PipelineError.unsupportedType(sniffed.mimeType) }
+        observer?.sourceRead(format: format, bytes: data.count)
         timeline.mark("sniff")
 
         let decoder = stages.decoders.decoder(for: format)
@@ -69,6 +70,7 @@ extension ImagePipeline {
         let encodeOptions = output.encodeOptions(format: outputFormat, request: request.output, metadata: decoded.metadata)
         let encoded = try stages.encoders.encoder(for: outputFormat).encode(image, options: encodeOptions)
         timeline.mark("encode")
+        observer?.resultEncoded(format: outputFormat, bytes: encoded.count)
         return RenderedImage(data: encoded, format: outputFormat, sourceIdentity: opened.identity,
                              size: image.size, timeline: timeline)
     }

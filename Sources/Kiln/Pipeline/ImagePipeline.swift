@@ -82,5 +82,9 @@ public final class ImagePipeline {
 
     /// Sweeps the disk cache when this process wrote enough; call it after the response is sent.
     @discardableResult
-    public func afterResponse() -> SweepStats? { cache?.maybeSweep() }
+    public func afterResponse() -> SweepStats? {
+        let stats = cache?.maybeSweep()
+        if let stats { observer?.swept(stats) }
+        return stats
+    }
 }

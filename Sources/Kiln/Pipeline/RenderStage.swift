@@ -12,8 +12,8 @@ public enum RenderStage: UInt32, Sendable, CaseIterable {
     case wait = 3
     /// Reading the source.
     case load = 4
-    /// Reading the header and planning (type, size, limits).
-    case plan = 5
+    /// Sniffing the type, reading the header, checking the limits and the plan.
+    case sniff = 5
     /// Decoding.
     case decode = 6
     /// Converting to sRGB.
@@ -34,7 +34,7 @@ public enum RenderStage: UInt32, Sendable, CaseIterable {
         case .cache: "cache"
         case .wait: "wait"
         case .load: "load"
-        case .plan: "plan"
+        case .sniff: "sniff"
         case .decode: "decode"
         case .colour: "colour"
         case .process: "process"

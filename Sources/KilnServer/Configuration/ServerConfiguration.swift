@@ -40,6 +40,8 @@ public struct ServerConfiguration: ConfigSection, Equatable {
     /// Where the master itself answers `/_kiln/health` (never behind a busy worker): `auto`
     /// (beside `listen`: `kiln.sock` → `kiln-status.sock`, port → port + 1), `off`, or an address.
     public var statusListen = Key.statusListen.defaultValue
+    /// Whether workers count requests for `/_kiln/metrics` (a few atomic adds per request).
+    public var metrics = Key.metrics.defaultValue
 
     /// The `[server]` keys: the one place their names, types, defaults and ranges are written.
     public enum Key {
@@ -81,6 +83,9 @@ public struct ServerConfiguration: ConfigSection, Equatable {
             expected: "auto, off, `unix:/path/kiln-status.sock` or `127.0.0.1:9001`",
             doc: "where the master answers `/_kiln/health` itself, even when every worker is busy: `auto` is beside `listen` (`kiln.sock` → `kiln-status.sock`, port + 1), `off` none",
             check: { $0 == "auto" || $0 == "off" || (try? ListenAddress(parsing: $0)) != nil })
+        public static let metrics = Setting.bool(
+            "server.metrics", default: true,
+            doc: "workers count every request for `/_kiln/metrics` (off: the metrics stay at zero; the status page and health still work)")
     }
 
     public static let fields: [ConfigField<Self>] = [
@@ -97,6 +102,7 @@ public struct ServerConfiguration: ConfigSection, Equatable {
         ConfigField(Key.pidFile) { $0.pidFile = $1 },
         ConfigField(Key.queueTimeout) { $0.queueTimeout = $1 },
         ConfigField(Key.statusListen) { $0.statusListen = $1 },
+        ConfigField(Key.metrics) { $0.metrics = $1 },
     ]
 
     /// The address of `status_listen`, nil when `off` (or `auto` cannot derive one).

@@ -132,7 +132,8 @@ public final class FastCGIResponder {
                 let records = FastCGIResponder.records(response, headOnly: httpRequest.method == "HEAD", requestID: request.id)
                 monitor?.responding()
                 let failed = connection.write(records.bytes)
-                monitor?.end()
+                monitor?.end(status: response.status, bodyBytes: httpRequest.method == "HEAD" ? 0 : response.body.count,
+                             cache: response.header("X-Cache"))
                 if let failed {
                     logger.debug("client went away while writing \(response.status) for \(httpRequest.uri): \(Errno.text(failed))")
                 }

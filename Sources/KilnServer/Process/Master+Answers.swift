@@ -79,6 +79,7 @@ extension Master {
             answerStatusIfWaiting()
         }
         guard answered > 0 else { return }
+        exporter.shedConnections(answered)
         overloadAnswers += answered
         let now = Master.now()
         if now - overloadLogged >= 10 {
@@ -122,14 +123,22 @@ extension Master {
                             extra: [("Retry-After", String(retry))])
     }
 
-    /// `/_kiln/health`: 200 while at least one worker of the current generation runs, else 503.
+    /// The status socket's pages: `/_kiln/health`, `/_kiln/status` (`?json`), `/_kiln/metrics`.
     func statusResponse(for request: HTTPRequest) -> HTTPResponse {
         guard request.method == "GET" || request.method == "HEAD" else {
             return Master.textResponse(405, "method \(request.method) not allowed; use GET or HEAD", extra: [("Allow", "GET, HEAD")])
         }
-        guard request.rawPath == "/_kiln/health" else {
-            return Master.textResponse(404, "the status socket answers /_kiln/health")
+        let query = request.uri.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
+        switch request.rawPath {
+        case "/_kiln/health": return healthResponse()
+        case "/_kiln/metrics": return metricsResponse()
+        case "/_kiln/status": return statusPageResponse(json: query.split(separator: "&").contains("json"))
+        default: return Master.textResponse(404, "the status socket answers /_kiln/health, /_kiln/status and /_kiln/metrics")
         }
+    }
+
+    /// `/_kiln/health`: 200 while at least one worker of the current generation runs, else 503.
+    func healthResponse() -> HTTPResponse {
         let current = currentSlots()
         let busy = current.filter { $0.slot.isBusy }.count
         let summary = "generation \(generation), \(current.count) of \(configuration.workers) workers running, \(busy) busy"

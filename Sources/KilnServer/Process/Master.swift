@@ -70,6 +70,9 @@ public final class Master {
     /// Connections the master answered with 503 itself, and when it last logged about it.
     var overloadAnswers = 0
     var overloadLogged = 0.0
+    /// Every worker's counters added up, and the master's own (`/_kiln/metrics`).
+    let exporter = MetricsExporter()
+    let startedAt = Master.now()
     var workers: [pid_t: WorkerProcess] = [:]
     var generation = 1
     /// Slots of the current generation waiting for a worker, with the earliest start time.
@@ -246,6 +249,7 @@ public final class Master {
         configuration = new
 
         let draining = Array(workers.keys)
+        exporter.restarted(.reload, count: draining.count)
         generation += 1
         pendingSlots.removeAll()
         crashTimes.removeAll()
@@ -289,6 +293,8 @@ public final class Master {
             logger.debug("reaped unknown child \(pid): \(Master.describe(status: status))")
             return
         }
+        // Its last counts, before the slot goes to another worker.
+        if let scoreboard { exporter.collect(scoreboard, slot: w.board) }
         let lived = Master.now() - w.started
         let how = Master.describe(status: status)
         let replace = stopDeadline == nil && w.generation == generation && w.deadline == nil
@@ -297,13 +303,16 @@ public final class Master {
             return
         }
         if w.killedAtDeadline {
+            exporter.restarted(.deadline)
             logger.info("worker \(pid) (slot \(w.slot)) killed at limits.render_timeout; replacing it")
         } else if Master.isCrash(status) {
+            exporter.restarted(.crash)
             let hint = kiln_wifexited(status) != 0 && kiln_wexitstatus(status) == Worker.ExitStatus.configuration
                 ? " (it rejected the configuration; fix it and send SIGHUP)" : ""
             logger.error("worker \(pid) (slot \(w.slot)) \(how) after \(Master.format(lived)) s\(hint); replacing it")
             recordCrash()
         } else {
+            exporter.restarted(.recycle)
             logger.info("worker \(pid) (slot \(w.slot)) \(how) after \(Master.format(lived)) s; replacing it")
         }
         if w.slot < configuration.workers { pendingSlots[w.slot] = Master.now() }
@@ -352,6 +361,7 @@ public final class Master {
         do {
             let board = freeBoardSlot()
             scoreboard?.reset(board, pid: 0)
+            exporter.forget(slot: board)
             let pid = try spawnWorker(board: board)
             let now = Master.now()
             lastSpawn = now

@@ -1,52 +1,105 @@
 import CKilnShims
 import Glibc
 import Kiln
+import KilnCore
 
 /// A worker's eyes on its request: publishes where the request is in the scoreboard (so the
-/// master can enforce `limits.render_timeout` and name the stage in its logs), and stops work whose
-/// web server has gone: before each stage it polls the FastCGI connection for a hang-up (nginx
-/// closes it when its client leaves or it stops waiting), and throws `.abandoned` when it sees one,
-/// so nothing is decoded or rendered for nobody.
+/// master can enforce `limits.render_timeout` and name the stage in its logs), times each stage
+/// and counts the request (`WorkerMetrics`, in the worker's slot), and stops work whose web server
+/// has gone: before each stage it polls the FastCGI connection for a hang-up (nginx closes it when
+/// its client leaves or it stops waiting), and throws `.abandoned` when it sees one, so nothing is
+/// decoded or rendered for nobody.
 ///
-/// The pipeline calls `enter` (`RenderObserving`); the FastCGI responder calls `begin` and `end`
-/// around each request.
+/// The pipeline calls `enter` and the other `RenderObserving` methods; the FastCGI responder calls
+/// `begin`, `responding` and `end` around each request.
 public final class RequestMonitor: RenderObserving {
     let scoreboard: Scoreboard?
     let slot: Int
+    let metrics: WorkerMetrics?
     let pid = getpid()
     private var connectionFD: Int32 = -1
+    private var requestStart: Int64 = 0
+    private var stage: RenderStage = .idle
+    private var stageStart: Int64 = 0
+    private var stageTimes: [RenderStage: Int64] = [:]
     /// Requests stopped because the web server had closed the connection.
     public private(set) var abandonedCount = 0
 
+    /// The stages `kiln_stage_duration_seconds` times.
+    static let timedStages: Set<RenderStage> = [.wait, .load, .sniff, .decode, .colour, .process, .encode, .store]
+
     /// `scoreboard` nil (a worker started by hand): only the hang-up checks.
-    public init(scoreboard: Scoreboard?, slot: Int) {
-        self.scoreboard = scoreboard
+    public init(scoreboard: Scoreboard?, slot: Int, metrics: WorkerMetrics? = nil) {
+        self.scoreboard = slot >= 0 ? scoreboard : nil
         self.slot = slot
+        self.metrics = metrics
         if let scoreboard, slot >= 0 { scoreboard.reset(slot, pid: pid) }
     }
 
     /// A request was read from the connection on `fd`.
     public func begin(uri: String, connectionFD fd: Int32) {
         connectionFD = fd
-        if slot >= 0 { scoreboard?.begin(slot, pid: pid, uri: uri, stage: .accept) }
+        requestStart = Scoreboard.now()
+        stage = .accept
+        stageStart = requestStart
+        stageTimes.removeAll(keepingCapacity: true)
+        scoreboard?.begin(slot, pid: pid, uri: uri, stage: .accept)
     }
 
     /// The answer is about to be written.
     public func responding() {
-        if slot >= 0 { scoreboard?.enter(slot, stage: .respond, detail: "") }
+        switchStage(to: .respond)
+        scoreboard?.enter(slot, stage: .respond, detail: "")
     }
 
-    /// The request is over.
-    public func end() {
+    /// The request is over: `status` and `bodyBytes` as written, `cache` its `X-Cache`.
+    public func end(status: Int, bodyBytes: Int, cache: String?) {
         connectionFD = -1
-        if slot >= 0 { scoreboard?.end(slot) }
+        switchStage(to: .idle)
+        metrics?.requestFinished(status: status, bodyBytes: bodyBytes, cache: cache,
+                                 nanoseconds: Scoreboard.now() - requestStart, stages: stageTimes)
+        scoreboard?.end(slot)
     }
 
     public func enter(_ stage: RenderStage, detail: String) throws(PipelineFailure) {
-        if slot >= 0 { scoreboard?.enter(slot, stage: stage, detail: detail) }
+        switchStage(to: stage)
+        scoreboard?.enter(slot, stage: stage, detail: detail)
         if connectionFD >= 0 && kiln_peer_closed(connectionFD) != 0 {
             abandonedCount += 1
             throw PipelineFailure(.abandoned, "the web server closed the connection before \(stage.name): work stopped")
         }
+    }
+
+    public func sourceRead(format: ImageFormat, bytes: Int) {
+        metrics?.sourceRead(format, bytes: bytes)
+    }
+
+    public func resultEncoded(format: ImageFormat, bytes: Int) {
+        metrics?.resultEncoded(format)
+    }
+
+    /// Only a real wait counts as the `wait` stage; taking a free lock is part of the lookup.
+    public func lockTaken(waited: Bool) {
+        if waited {
+            switchStage(to: .cache)
+        } else {
+            stage = .cache
+            stageStart = Scoreboard.now()
+        }
+    }
+
+    public func swept(_ stats: SweepStats) {
+        metrics?.evicted(stats.removedEntries)
+        scoreboard?.setGlobal(.diskBytes, UInt64(max(0, stats.bytes + stats.tempBytes)))
+        scoreboard?.setGlobal(.diskEntries, UInt64(max(0, stats.entries)))
+        scoreboard?.setGlobal(.diskSwept, 1)
+    }
+
+    /// Adds the time since the last switch to the stage that ends (several processors add up).
+    private func switchStage(to next: RenderStage) {
+        let now = Scoreboard.now()
+        if RequestMonitor.timedStages.contains(stage) { stageTimes[stage, default: 0] += now - stageStart }
+        stage = next
+        stageStart = now
     }
 }

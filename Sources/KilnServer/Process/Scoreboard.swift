@@ -79,6 +79,15 @@ public final class Scoreboard {
 
     public func end(_ slot: Int) { kiln_sb_end(board, Int32(slot)) }
 
+    /// Counters of `slot` (the worker's metrics; `MetricCatalog` says which cell is what).
+    public func add(_ slot: Int, cell: Int, _ amount: UInt64) { kiln_sb_add(board, Int32(slot), Int32(cell), amount) }
+    public func cell(_ slot: Int, _ cell: Int) -> UInt64 { kiln_sb_cell(board, Int32(slot), Int32(cell)) }
+    public static let cellsPerSlot = Int(KILN_SB_CELLS)
+
+    /// Board-wide values any process may set (the disk cache's size after a sweep).
+    public func setGlobal(_ index: MetricCatalog.Global, _ value: UInt64) { kiln_sb_global_set(board, index.rawValue, value) }
+    public func global(_ index: MetricCatalog.Global) -> UInt64 { kiln_sb_global(board, index.rawValue) }
+
     /// A consistent copy of `slot`, nil when out of range.
     public func read(_ slot: Int) -> Slot? {
         var view = kiln_sb_view()

@@ -114,7 +114,9 @@ public struct Worker {
                 scoreboard = nil
             }
         }
-        let monitor = RequestMonitor(scoreboard: scoreboard, slot: scoreboardSlot ?? -1)
+        let metrics = configuration.metrics
+            ? scoreboard.map { WorkerMetrics(factory: ScoreboardMetricsFactory(board: $0, slot: scoreboardSlot ?? 0)) } : nil
+        let monitor = RequestMonitor(scoreboard: scoreboard, slot: scoreboardSlot ?? -1, metrics: metrics)
         responder.monitor = monitor
         handler.observe(with: monitor)
         logger.debug("worker ready")

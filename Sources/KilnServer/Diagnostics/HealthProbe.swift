@@ -1,0 +1,159 @@
+import Glibc
+import KilnSystem
+
+/// `kiln health`: asks a running kiln whether it is healthy, for Docker's `HEALTHCHECK` and
+/// systemd (imgproxy's `imgproxy health`). By default it speaks FastCGI to the master's status
+/// socket (`server.status_listen`), so it needs neither nginx nor an HTTP port; `--url` asks over
+/// HTTP instead (through nginx: `http://127.0.0.1:8080/_kiln/health`).
+public enum HealthProbe {
+    public struct Answer: Sendable, Equatable {
+        public var status: Int
+        public var body: String
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// `GET path` over FastCGI to `address`, within `timeout` seconds.
+    public static func fastCGI(_ address: ListenAddress, path: String = "/_kiln/health", timeout: Double = 3) throws -> Answer {
+        let fd = try connect(address, timeout: timeout)
+        defer { close(fd) }
+        let params: [(String, String)] = [("REQUEST_METHOD", "GET"), ("REQUEST_URI", path), ("DOCUMENT_URI", path),
+                                          ("QUERY_STRING", ""), ("SERVER_PROTOCOL", "HTTP/1.1"), ("GATEWAY_INTERFACE", "CGI/1.1")]
+        var out = FastCGIRecords.record(type: FastCGI.RecordType.beginRequest, requestID: 1,
+                                        content: [0, UInt8(FastCGI.Role.responder), 0, 0, 0, 0, 0, 0])
+        out += FastCGIRecords.record(type: FastCGI.RecordType.params, requestID: 1, content: FastCGINameValuePairs.encode(params))
+        out += FastCGIRecords.record(type: FastCGI.RecordType.params, requestID: 1, content: [])
+        out += FastCGIRecords.record(type: FastCGI.RecordType.stdin, requestID: 1, content: [])
+        try send(fd, out)
+        let bytes = try receiveAll(fd)
+        var stdout: [UInt8] = []
+        var i = 0
+        while i + 8 <= bytes.count {
+            let type = bytes[i + 1]
+            let length = Int(bytes[i + 4]) << 8 | Int(bytes[i + 5])
+            let padding = Int(bytes[i + 6])
+            guard i + 8 + length <= bytes.count else { break }
+            if type == FastCGI.RecordType.stdout { stdout += bytes[(i + 8)..<(i + 8 + length)] }
+            if type == FastCGI.RecordType.endRequest { break }
+            i += 8 + length + padding
+        }
+        return try parse(stdout, statusLine: false)
+    }
+
+    /// `GET` of an `http://host:port/path` URL (numeric host or `localhost`).
+    public static func http(url: String, timeout: Double = 3) throws -> Answer {
+        guard url.hasPrefix("http://") else { throw Failure(description: "only http:// URLs: \(url)") }
+        let rest = url.dropFirst(7)
+        let hostPort = rest.prefix { $0 != "/" }
+        let path = rest.dropFirst(hostPort.count)
+        var host = String(hostPort)
+        var port: UInt16 = 80
+        if let colon = hostPort.lastIndex(of: ":"), !hostPort.hasSuffix("]") {
+            host = String(hostPort[..<colon])
+            guard let p = UInt16(hostPort[hostPort.index(after: colon)...]) else { throw Failure(description: "bad port in \(url)") }
+            port = p
+        }
+        if host == "localhost" { host = "127.0.0.1" }
+        if host.hasPrefix("[") { host = String(host.dropFirst().dropLast()) }
+        let fd = try connect(.tcp(host: host, port: port), timeout: timeout)
+        defer { close(fd) }
+        try send(fd, Array("GET \(path.isEmpty ? "/" : String(path)) HTTP/1.0\r\nHost: \(hostPort)\r\nConnection: close\r\n\r\n".utf8))
+        return try parse(try receiveAll(fd), statusLine: true)
+    }
+
+    /// The status and body of a CGI answer (`Status: 503 ...` header) or an HTTP/1.x one.
+    static func parse(_ bytes: [UInt8], statusLine: Bool) throws -> Answer {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let split = text.range(of: "\r\n\r\n") else { throw Failure(description: "no answer") }
+        let head = text[..<split.lowerBound].split(separator: "\r\n")
+        var status = 200
+        if statusLine {
+            guard let first = head.first, first.hasPrefix("HTTP/"), let code = Int(first.split(separator: " ").dropFirst().first ?? "") else {
+                throw Failure(description: "not an HTTP answer")
+            }
+            status = code
+        } else if let line = head.first(where: { $0.lowercased().hasPrefix("status:") }),
+                  let code = Int(line.dropFirst(7).trimmingPrefixSpaces().prefix(3)) {
+            status = code
+        }
+        return Answer(status: status, body: String(text[split.upperBound...]))
+    }
+
+    static func connect(_ address: ListenAddress, timeout: Double) throws -> Int32 {
+        let family: Int32
+        switch address {
+        case .unix: family = AF_UNIX
+        case let .tcp(host, _): family = host.contains(":") ? AF_INET6 : AF_INET
+        }
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: \(Errno.text(errno))") }
+        var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1e6))
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        let rc: Int32
+        switch address {
+        case let .unix(path):
+            var sa = sockaddr_un()
+            sa.sun_family = sa_family_t(AF_UNIX)
+            let bytes = Array(path.utf8)
+            guard bytes.count < MemoryLayout.size(ofValue: sa.sun_path) else {
+                close(fd)
+                throw Failure(description: "socket path too long: \(path)")
+            }
+            withUnsafeMutableBytes(of: &sa.sun_path) { raw in
+                raw.copyBytes(from: bytes)
+                raw[bytes.count] = 0
+            }
+            rc = withUnsafePointer(to: &sa) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+        case let .tcp(host, port) where family == AF_INET6:
+            var sa = sockaddr_in6()
+            sa.sin6_family = sa_family_t(AF_INET6)
+            sa.sin6_port = port.bigEndian
+            _ = inet_pton(AF_INET6, host, &sa.sin6_addr)
+            rc = withUnsafePointer(to: &sa) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            }
+        case let .tcp(host, port):
+            var sa = sockaddr_in()
+            sa.sin_family = sa_family_t(AF_INET)
+            sa.sin_port = port.bigEndian
+            guard inet_pton(AF_INET, host, &sa.sin_addr) == 1 else {
+                close(fd)
+                throw Failure(description: "'\(host)' is not a numeric IPv4 address")
+            }
+            rc = withUnsafePointer(to: &sa) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+        }
+        guard rc == 0 else {
+            let e = errno
+            close(fd)
+            throw Failure(description: "cannot connect to \(address): \(Errno.text(e))")
+        }
+        return fd
+    }
+
+    static func send(_ fd: Int32, _ bytes: [UInt8]) throws {
+        do {
+            try FileDescriptorIO.writeAll(fd, bytes)
+        } catch {
+            throw Failure(description: "cannot send: \(error)")
+        }
+    }
+
+    static func receiveAll(_ fd: Int32) throws -> [UInt8] {
+        do {
+            return try FileDescriptorIO.readAll(fd)
+        } catch {
+            throw Failure(description: "no answer: \(error)")
+        }
+    }
+}
+
+extension Substring {
+    func trimmingPrefixSpaces() -> Substring { drop { $0 == " " } }
+}

@@ -1,0 +1,95 @@
+import CoreMetrics
+import Kiln
+import KilnCore
+
+/// What a worker counts per request, through swift-metrics (`Counter`, `Timer`) on a backend that
+/// writes into its scoreboard slot (`ScoreboardMetricsFactory`). The master adds the slots up.
+/// The metric objects are made once, at start; recording is a few relaxed atomic adds.
+public final class WorkerMetrics {
+    private let requests: [String: Counter]
+    private let outcomes: [String: Counter]
+    private let renders: Counter
+    private let abandoned: Counter
+    private let requestDuration: CoreMetrics.Timer
+    private let stages: [String: CoreMetrics.Timer]
+    private let sourceBytes: Counter
+    private let outputBytes: Counter
+    private let sourceFormats: [String: Counter]
+    private let outputFormats: [String: Counter]
+    private let lockWaits: Counter
+    private let lockWaitNanoseconds: Counter
+    private let evictions: Counter
+
+    public init(factory: MetricsFactory) {
+        typealias C = MetricCatalog
+        func counter(_ name: String, _ label: String? = nil, _ value: String = "") -> Counter {
+            Counter(label: name, dimensions: label.map { [($0, value)] } ?? [], factory: factory)
+        }
+        func counters(_ name: String, _ label: String, _ values: [String]) -> [String: Counter] {
+            Dictionary(uniqueKeysWithValues: values.map { ($0, counter(name, label, $0)) })
+        }
+        requests = counters(C.requests, "class", ["2xx", "3xx", "4xx", "5xx"])
+        outcomes = counters(C.cacheOutcomes, "outcome", ["hit_memory", "hit_disk", "miss", "coalesced", "negative"])
+        renders = counter(C.renders)
+        abandoned = counter(C.abandoned)
+        requestDuration = CoreMetrics.Timer(label: C.requestDuration, dimensions: [], factory: factory)
+        stages = Dictionary(uniqueKeysWithValues: C.stages.map {
+            ($0, CoreMetrics.Timer(label: C.stageDuration, dimensions: [("stage", $0)], factory: factory))
+        })
+        sourceBytes = counter(C.sourceBytes)
+        outputBytes = counter(C.outputBytes)
+        sourceFormats = counters(C.sourceFormats, "format", C.formats)
+        outputFormats = counters(C.outputFormats, "format", C.formats)
+        lockWaits = counter(C.lockWaits)
+        lockWaitNanoseconds = counter(C.lockWaitSeconds)
+        evictions = counter(C.evictions)
+    }
+
+    /// One answered request: its status, the body bytes sent, its `X-Cache` value, how long it
+    /// took in the worker, and the time of each render stage that ran.
+    public func requestFinished(status: Int, bodyBytes: Int, cache: String?, nanoseconds: Int64,
+                                stages stageTimes: [RenderStage: Int64]) {
+        let klass = status >= 500 ? "5xx" : status >= 400 ? "4xx" : status >= 300 ? "3xx" : "2xx"
+        requests[klass]?.increment()
+        if status == 499 { abandoned.increment() }
+        if let outcome = WorkerMetrics.outcome(cache, status: status) { outcomes[outcome]?.increment() }
+        if cache == CacheOutcome.miss.headerValue { renders.increment() }
+        if status == 200 { outputBytes.increment(by: Int64(bodyBytes)) }
+        requestDuration.recordNanoseconds(nanoseconds)
+        for (stage, ns) in stageTimes {
+            stages[stage.name]?.recordNanoseconds(ns)
+            if stage == .wait {
+                lockWaits.increment()
+                lockWaitNanoseconds.increment(by: ns)
+            }
+        }
+    }
+
+    /// A render read its source.
+    public func sourceRead(_ format: ImageFormat, bytes: Int) {
+        sourceBytes.increment(by: Int64(bytes))
+        sourceFormats[format.rawValue]?.increment()
+    }
+
+    /// A render encoded its result.
+    public func resultEncoded(_ format: ImageFormat) {
+        outputFormats[format.rawValue]?.increment()
+    }
+
+    /// A disk cache sweep removed `entries`.
+    public func evicted(_ entries: Int) {
+        if entries > 0 { evictions.increment(by: Int64(entries)) }
+    }
+
+    /// The `cache_requests_total` outcome of an answer: its `X-Cache`, or `negative` when a
+    /// remembered failure was served (an error status with a cache hit).
+    static func outcome(_ cache: String?, status: Int) -> String? {
+        switch cache {
+        case CacheOutcome.miss.headerValue?: "miss"
+        case CacheOutcome.hitMemory.headerValue?: status >= 400 ? "negative" : "hit_memory"
+        case CacheOutcome.hitDisk.headerValue?: status >= 400 ? "negative" : "hit_disk"
+        case CacheOutcome.coalesced.headerValue?: status >= 400 ? "negative" : "coalesced"
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Glibc
+
+/// `/_kiln/metrics` and `/_kiln/status` (php-fpm's `pm.status_path`), answered by the master from
+/// the scoreboard and the exporter: never by a worker, so they answer while every worker is busy.
+extension Master {
+    /// Prometheus text format: every worker's counters added up, plus the master's own.
+    func metricsResponse() -> HTTPResponse {
+        var busy = 0, idle = 0
+        if let scoreboard {
+            for w in workers.values { exporter.collect(scoreboard, slot: w.board) }
+            for (_, slot) in currentSlots() {
+                if slot.isBusy { busy += 1 } else { idle += 1 }
+            }
+        }
+        let body = exporter.exposition(busy: busy, idle: idle, uptime: Master.now() - startedAt, board: scoreboard)
+        return HTTPResponse(status: 200, headers: [
+            ("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
+            ("Content-Length", String(body.count)),
+            ("Cache-Control", "no-store"),
+        ], body: body)
+    }
+
+    /// One worker on the status page.
+    struct WorkerStatus: Codable {
+        var pid: Int32
+        var generation: Int
+        /// `idle`, `busy`, or `draining` (an old generation finishing its request).
+        var state: String
+        var requests: UInt64
+        var uri: String?
+        var runningSeconds: Double?
+        var stage: String?
+    }
+
+    struct StatusPage: Codable {
+        var uptimeSeconds: Double
+        var generation: Int
+        var workersConfigured: Int
+        var answered: UInt64
+        var shed: UInt64
+        var diskCacheBytes: UInt64?
+        var diskCacheEntries: UInt64?
+        var workers: [WorkerStatus]
+    }
+
+    func statusPage() -> StatusPage {
+        if let scoreboard { for w in workers.values { exporter.collect(scoreboard, slot: w.board) } }
+        let now = Scoreboard.now()
+        let list = workers.values.sorted { ($0.generation, $0.slot) < ($1.generation, $1.slot) }.map { w -> WorkerStatus in
+            let slot = scoreboard?.read(w.board)
+            let mine = slot?.pid == w.pid ? slot : nil
+            let busy = mine?.isBusy ?? false
+            let state = w.generation != generation || w.deadline != nil ? "draining" : busy ? "busy" : "idle"
+            return WorkerStatus(pid: w.pid, generation: w.generation, state: state, requests: mine?.requestsDone ?? 0,
+                                uri: busy ? mine?.uri : nil,
+                                runningSeconds: busy ? mine?.requestStart.map { Double(now - $0) / 1e9 } : nil,
+                                stage: busy ? mine?.stageDescription : nil)
+        }
+        let swept = (scoreboard?.global(.diskSwept) ?? 0) != 0
+        return StatusPage(uptimeSeconds: (Master.now() - startedAt).rounded(toPlaces: 1), generation: generation,
+                          workersConfigured: configuration.workers, answered: exporter.answered, shed: exporter.shed,
+                          diskCacheBytes: swept ? scoreboard?.global(.diskBytes) : nil,
+                          diskCacheEntries: swept ? scoreboard?.global(.diskEntries) : nil, workers: list)
+    }
+
+    func statusPageResponse(json: Bool) -> HTTPResponse {
+        let page = statusPage()
+        let body: [UInt8]
+        let type: String
+        if json {
+            let encoder = JSONEncoder()
+            encoder.keyEncodingStrategy = .convertToSnakeCase
+            encoder.outputFormatting = [.sortedKeys]
+            body = Array((try? encoder.encode(page)) ?? Data("{}".utf8)) + [0x0a]
+            type = "application/json"
+        } else {
+            body = Array(Master.statusText(page).utf8)
+            type = "text/plain; charset=utf-8"
+        }
+        return HTTPResponse(status: 200, headers: [
+            ("Content-Type", type), ("Content-Length", String(body.count)), ("Cache-Control", "no-store"),
+        ], body: body)
+    }
+
+    static func statusText(_ p: StatusPage) -> String {
+        var lines = [
+            "uptime:              \(format(p.uptimeSeconds)) s",
+            "generation:          \(p.generation)",
+            "workers:             \(p.workers.filter { $0.state != "draining" }.count) of \(p.workersConfigured)",
+            "answered:            \(p.answered)",
+            "shed (503):          \(p.shed)",
+        ]
+        if let b = p.diskCacheBytes, let e = p.diskCacheEntries {
+            lines.append("disk cache:          \(e) entries, \(b) bytes (last sweep)")
+        }
+        lines.append("")
+        lines.append("pid      gen  state     requests  running  stage / uri")
+        for w in p.workers {
+            let running = w.runningSeconds.map { format($0) + " s" } ?? "-"
+            let what = w.uri.map { "\(w.stage ?? "") \($0)" } ?? ""
+            lines.append("\(pad(String(w.pid), 8)) \(pad(String(w.generation), 4)) \(pad(w.state, 9)) \(pad(String(w.requests), 9)) \(pad(running, 8)) \(what)")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func pad(_ s: String, _ width: Int) -> String {
+        s.count >= width ? s : s + String(repeating: " ", count: width - s.count)
+    }
+}
+
+extension Double {
+    func rounded(toPlaces places: Int) -> Double {
+        let f = pow(10, Double(places))
+        return (self * f).rounded() / f
+    }
+}

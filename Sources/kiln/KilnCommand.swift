@@ -113,16 +113,15 @@ enum Diagnostics {
         try? FileDescriptorIO.writeAll(2, Array(text.utf8))
     }
 
-    /// swift-log to stderr at `level`, once per process.
+    /// swift-log to stderr once per process (`LogLineHandler`: `log.format`, the request id on
+    /// lines about a request, `log.access`): at `log.level`, or `level` when given.
+    static func bootstrapLogging(_ log: LogConfiguration, level: Logger.Level? = nil, role: String) -> Logger {
+        LogLineHandler.bootstrap(log, level: level, role: role)
+    }
+
+    /// The same with the default `[log]` settings but `level` (the cache and warm commands).
     static func bootstrapLogging(_ level: Logger.Level, role: String) -> Logger {
-        LoggingSystem.bootstrap { label in
-            var h = StreamLogHandler.standardError(label: label)
-            h.logLevel = level
-            return h
-        }
-        var logger = Logger(label: "kiln.\(role)")
-        logger[metadataKey: "pid"] = "\(getpid())"
-        return logger
+        LogLineHandler.bootstrap(LogConfiguration(), level: level, role: role)
     }
 }
 
@@ -145,7 +144,7 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         let settings = try Settings.loadOrExit(options)
-        let logger = Diagnostics.bootstrapLogging(settings.log.level, role: "master")
+        let logger = Diagnostics.bootstrapLogging(settings.log, role: "master")
         let args = CommandLine.arguments
         // `worker` + our own arguments; the worker takes its settings from the snapshot the master
         // passes on fd 3 (validated here, unchanged until SIGHUP), not from the file again.
@@ -189,7 +188,7 @@ struct WorkerCommand: ParsableCommand {
     func run() throws {
         Worker.installStopHandler()
         let settings = try Settings.loadWorkerOrExit(options, snapshotFD: settingsFD)
-        let logger = Diagnostics.bootstrapLogging(settings.log.level, role: "worker")
+        let logger = Diagnostics.bootstrapLogging(settings.log, role: "worker")
         let worker = Worker(configuration: settings.server, values: settings.values, masterPID: masterPID,
                             scoreboardSlot: scoreboardSlot, logger: logger)
         let status = worker.run(makeHandler: HandlerFactory(processors: CustomProcessors.registry).makeHandler)
@@ -209,7 +208,7 @@ struct ProcessCommand: ParsableCommand {
 
     func run() throws {
         let settings = try Settings.loadOrExit(options)
-        let logger = Diagnostics.bootstrapLogging(settings.log.level, role: "process")
+        let logger = Diagnostics.bootstrapLogging(settings.log, role: "process")
         let status = ProcessFile.process(input: input, spec: spec, output: output, configuration: settings.configuration, logger: logger)
         throw ExitCode(status)
     }

@@ -180,7 +180,7 @@ def test_store_original_renders_new_variants_from_the_cached_source(make_stack, 
 
 def _disk_warnings(stack) -> list[str]:
     return [line for line in stack.kiln_log.read_text(errors="replace").splitlines()
-            if " warning " in line and "disk cache" in line]
+            if " level=warning " in line and "disk cache" in line]
 
 
 def test_read_only_cache_folder_serves_uncached_and_warns_once_per_worker(make_stack, disk):

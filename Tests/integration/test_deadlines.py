@@ -120,7 +120,8 @@ def test_abandoned_request_is_not_rendered(make_stack, disk):
     _abandon(s.port, gone_url, 0.3)
     t.join(60)
     assert done.get("busy") == 200
-    m = _wait_log(s, r"499 " + re.escape(gone_url) + r": the web server closed the connection before (\w+)", 10)
+    # The access line (logfmt): uri=... status=499 ... reason="the web server closed ...".
+    m = _wait_log(s, r"uri=" + re.escape(gone_url) + r" status=499 .*reason=\"the web server closed the connection before (\w+)", 10)
     assert m, _log(s)[-3000:]
     # Not rendered: stopped within the time of one render, and nothing stored for it.
     after = client.get(gone_url, timeout=60)

@@ -22,6 +22,8 @@ public final class FastCGIResponder {
     public private(set) var requestCount = 0
     /// Told when each request begins and ends (the worker's scoreboard slot and hang-up checks).
     public var monitor: RequestMonitor?
+    /// Request ids and the access line of each request (the process's `[log]` settings).
+    public var accessLog = AccessLog.process
 
     /// Why `serve` returned.
     public enum Outcome: Equatable, Sendable {
@@ -121,15 +123,24 @@ public final class FastCGIResponder {
                 return false
             }
             let httpRequest = HTTPRequest(fastCGIParams: request.params)
-            monitor?.begin(uri: httpRequest.uri, connectionFD: connection.fd)
-            let response = handler.handle(httpRequest)
-            let records = FastCGIResponder.records(response, headOnly: httpRequest.method == "HEAD", requestID: request.id)
-            monitor?.responding()
-            let failed = connection.write(records.bytes)
-            monitor?.end(status: response.status, bodyBytes: httpRequest.method == "HEAD" ? 0 : response.body.count,
-                         cache: response.header("X-Cache"))
-            if let failed {
-                logger.debug("client went away while writing \(response.status) for \(httpRequest.uri): \(Errno.text(failed))")
+            let started = MonotonicClock.nanoseconds()
+            let requestID = accessLog.requestID(for: httpRequest)
+            let failed = RequestContext.with(requestID: requestID) { () -> Int32? in
+                monitor?.begin(uri: httpRequest.uri, connectionFD: connection.fd)
+                var response = handler.handle(httpRequest)
+                response.headers.append(("X-Request-Id", requestID))
+                let records = FastCGIResponder.records(response, headOnly: httpRequest.method == "HEAD", requestID: request.id)
+                monitor?.responding()
+                let failed = connection.write(records.bytes)
+                monitor?.end(status: response.status, bodyBytes: httpRequest.method == "HEAD" ? 0 : response.body.count,
+                             cache: response.header("X-Cache"))
+                if let failed {
+                    logger.debug("client went away while writing \(response.status) for \(httpRequest.uri): \(Errno.text(failed))")
+                }
+                let bytes = failed == nil ? AccessLog.bodyBytes(response, method: httpRequest.method) : 0
+                accessLog.write(httpRequest, response, bytes: bytes,
+                                milliseconds: Double(MonotonicClock.nanoseconds() - started) / 1_000_000, logger: logger)
+                return failed
             }
             let keep = request.keepConnection && failed == nil
             if !keep { connection.close() }

@@ -8,8 +8,10 @@ public struct HTTPConfiguration: ConfigSection, Equatable {
     /// `Cache-Control` of error answers; `no-store` so a CDN does not keep a 404 for a file that is
     /// uploaded a moment later.
     public var errorCacheControl = Key.errorCacheControl.defaultValue
-    /// Send `Server-Timing` with the phases of each render.
+    /// Send `Server-Timing` with the phases that ran (images, 304s, errors).
     public var serverTiming = Key.serverTiming.defaultValue
+    /// `Timing-Allow-Origin` of every image answer; empty: not sent.
+    public var timingAllowOrigin = Key.timingAllowOrigin.defaultValue
 
     public enum Key {
         public static let cacheControl = Setting.text("http.cache_control", default: "public, max-age=31536000",
@@ -17,12 +19,17 @@ public struct HTTPConfiguration: ConfigSection, Equatable {
         public static let errorCacheControl = Setting.text("http.error_cache_control", default: "no-store",
                                                            doc: "`Cache-Control` of error answers")
         public static let serverTiming = Setting.bool("http.server_timing", default: true, doc: "send `Server-Timing`")
+        public static let timingAllowOrigin = Setting.text(
+            "http.timing_allow_origin", default: "", expected: "origins such as * or https://example.com (one line)",
+            doc: "`Timing-Allow-Origin` (e.g. `*`) so browsers' Resource Timing reads `Server-Timing` cross-origin; empty: not sent",
+            check: { v in !v.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } })
     }
 
     public static let fields: [ConfigField<Self>] = [
         ConfigField(Key.cacheControl) { $0.cacheControl = $1 },
         ConfigField(Key.errorCacheControl) { $0.errorCacheControl = $1 },
         ConfigField(Key.serverTiming) { $0.serverTiming = $1 },
+        ConfigField(Key.timingAllowOrigin) { $0.timingAllowOrigin = $1 },
     ]
 
     public init() {}

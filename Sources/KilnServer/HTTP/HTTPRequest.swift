@@ -15,18 +15,22 @@ public struct HTTPRequest: Sendable, Equatable {
     /// location): no signature, no presets-only check, `DOCUMENT_URI` parsed. Only the param of
     /// that exact name counts; a client's `Kiln-Trusted` header arrives as `HTTP_KILN_TRUSTED`.
     public var isTrusted: Bool
+    /// The web server's request id (FastCGI param `KILN_REQUEST_ID`, nginx's `$request_id`), if
+    /// it passed one; `RequestID.resolve` decides the id the request is logged and answered with.
+    public var requestIDParam: String?
 
     /// The FastCGI param nginx sets to `1` for trusted requests.
     public static let trustedParam = "KILN_TRUSTED"
 
     public init(method: String, uri: String, headers: [String: String] = [:], remoteAddress: String = "",
-                documentURI: String? = nil, isTrusted: Bool = false) {
+                documentURI: String? = nil, isTrusted: Bool = false, requestIDParam: String? = nil) {
         self.method = method
         self.uri = uri
         self.headers = headers
         self.remoteAddress = remoteAddress
         self.documentURI = documentURI
         self.isTrusted = isTrusted
+        self.requestIDParam = requestIDParam
     }
 
     /// The raw path of the request target: `uri` up to `?` (still percent-encoded). This is what
@@ -56,7 +60,8 @@ public struct HTTPRequest: Sendable, Equatable {
         return false
     }
 
-    /// Builds a request from FastCGI params: `REQUEST_METHOD`, `REQUEST_URI`, `REMOTE_ADDR`, and
+    /// Builds a request from FastCGI params: `REQUEST_METHOD`, `REQUEST_URI`, `REMOTE_ADDR`,
+    /// `KILN_TRUSTED`, `KILN_REQUEST_ID`, and
     /// every `HTTP_*` param as a header (`HTTP_IF_NONE_MATCH` becomes `if-none-match`).
     public init(fastCGIParams params: [String: String]) {
         var headers: [String: String] = [:]
@@ -68,7 +73,8 @@ public struct HTTPRequest: Sendable, Equatable {
                   headers: headers,
                   remoteAddress: params["REMOTE_ADDR"] ?? "",
                   documentURI: params["DOCUMENT_URI"],
-                  isTrusted: params[HTTPRequest.trustedParam] == "1")
+                  isTrusted: params[HTTPRequest.trustedParam] == "1",
+                  requestIDParam: params[RequestID.param])
     }
 }
 

@@ -1,10 +1,16 @@
 import Kiln
+import KilnCore
+
 /// A response ready to be written: status, headers in order, body.
 public struct HTTPResponse: Sendable, Equatable {
     public var status: Int
     /// Header fields in the order they are written (`Content-Type` first by convention).
     public var headers: [(String, String)]
     public var body: [UInt8]
+    /// For the access line only, never sent (`AccessLog`): the phases that ran, and the reason of
+    /// an error answer (for a 5xx the library detail the client does not get).
+    public var timeline: Timeline?
+    public var reason: String?
 
     public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status

@@ -37,36 +37,64 @@ public final class ImageHandler: RequestHandling {
         pipeline.afterResponse()
     }
 
+    /// Every answer carries the phases that ran (`HTTPResponse.timeline`: `spec` for the checks of
+    /// the URL, `source` for an `If-Modified-Since` stat, then the pipeline's phases, or `pipeline`
+    /// for the time of a pipeline call that failed) and sends them as `Server-Timing`; an error
+    /// answer carries its reason for the access line (`AccessLog`), which is the only place it is
+    /// logged.
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
         guard request.method == "GET" || request.method == "HEAD" else {
             var r = errorResponse(405, "method \(request.method) not allowed; use GET or HEAD")
             r.headers.append(("Allow", "GET, HEAD"))
+            r.reason = "method \(request.method) not allowed"
             return r
         }
+        var timeline = Timeline()
+        var response: HTTPResponse
         do {
-            let imageRequest = try gate.imageRequest(for: request)
-            // Before the caches: an expired link is refused even when its image is cached.
-            if let expires = imageRequest.expires, now() > expires {
-                throw PipelineFailure(.expired, "this URL expired at \(HTTPDate.format(secondsSinceEpoch: expires))")
+            let imageRequest: ImageRequest
+            do {
+                imageRequest = try gate.imageRequest(for: request)
+                // Before the caches: an expired link is refused even when its image is cached.
+                if let expires = imageRequest.expires, now() > expires {
+                    throw PipelineFailure(.expired, "this URL expired at \(HTTPDate.format(secondsSinceEpoch: expires))")
+                }
+            } catch {
+                timeline.mark("spec")
+                throw error
             }
-            if let notModified = try notModifiedBySource(imageRequest, request) { return notModified }
-            let result = try pipeline.image(for: imageRequest, accept: request.headers["accept"])
-            return response(for: result, imageRequest, request)
+            timeline.mark("spec")
+            if let notModified = try notModifiedBySource(imageRequest, request, &timeline) {
+                response = notModified
+            } else {
+                let result: PipelineResult
+                do {
+                    result = try pipeline.image(for: imageRequest, accept: request.headers["accept"])
+                } catch {
+                    timeline.mark("pipeline")
+                    throw error
+                }
+                for phase in result.timeline.phases { timeline.add(phase.name, milliseconds: phase.milliseconds) }
+                response = self.response(for: result, imageRequest, request)
+            }
         } catch {
             let mapped = ErrorMapping.map(error)
-            let level: Logger.Level = mapped.status >= 500 ? .error : .info
-            let cache = mapped.outcome.map { " (\($0.headerValue))" } ?? ""
-            logger.log(level: level, "\(mapped.status) \(request.uri): \(mapped.logMessage)\(cache)")
-            var r = errorResponse(mapped.status, mapped.message)
-            if let outcome = mapped.outcome { r.headers.append(("X-Cache", outcome.headerValue)) }
-            return r
+            response = errorResponse(mapped.status, mapped.message)
+            if let outcome = mapped.outcome { response.headers.append(("X-Cache", outcome.headerValue)) }
+            response.reason = mapped.logMessage
         }
+        response.timeline = timeline
+        if http.serverTiming { response.headers.append(("Server-Timing", timeline.serverTimingHeader)) }
+        if !http.timingAllowOrigin.isEmpty { response.headers.append(("Timing-Allow-Origin", http.timingAllowOrigin)) }
+        return response
     }
 
     /// `If-Modified-Since` without `If-None-Match`: a `stat` decides, no render.
-    func notModifiedBySource(_ imageRequest: ImageRequest, _ request: HTTPRequest) throws -> HTTPResponse? {
+    func notModifiedBySource(_ imageRequest: ImageRequest, _ request: HTTPRequest,
+                             _ timeline: inout Timeline) throws -> HTTPResponse? {
         guard request.headers["if-none-match"] == nil,
               let ims = request.headers["if-modified-since"].flatMap(HTTPDate.parse) else { return nil }
+        defer { timeline.mark("source") }
         let version = try pipeline.sourceVersion(for: imageRequest)
         guard version.mtimeSeconds <= ims else { return nil }
         var headers = [("Cache-Control", cacheControl(for: imageRequest)),
@@ -85,7 +113,6 @@ public final class ImageHandler: RequestHandling {
             ("X-Cache", image.outcome.headerValue),
         ]
         if imageRequest.output.format == .auto { headers.append(("Vary", "Accept")) }
-        if http.serverTiming { headers.append(("Server-Timing", image.timeline.serverTimingHeader)) }
         if let inm = request.headers["if-none-match"], ImageHandler.matches(inm, etag: image.etag) {
             headers.removeAll { $0.0 == "Content-Type" || $0.0 == "Content-Length" }
             return HTTPResponse(status: 304, headers: headers)

@@ -1,0 +1,155 @@
+import Logging
+
+/// `log.format`: how every log line of the master and the workers is written.
+public enum LogFormat: String, CaseIterable, Sendable {
+    /// `key=value` pairs separated by spaces (Heroku/Grafana Loki style).
+    case logfmt
+    /// One JSON object per line.
+    case json
+}
+
+/// One log line as text, in either format: `time`, `level`, `logger`, `msg`, then the metadata,
+/// the fields of access lines first in a fixed order, the rest by name. Always exactly one line:
+/// a newline in a value is escaped, never written.
+///
+/// logfmt: a value is written bare unless it is empty or holds a space, `=`, `"`, `\` or a control
+/// character; then it is double-quoted with `\"`, `\\`, `\n`, `\r`, `\t` and `\u00XX` escapes. A
+/// nested dictionary (`stage_ms`) becomes `stage_ms.load=0.12 stage_ms.decode=41.3`.
+/// JSON: strings escaped as RFC 8259 asks, whole numbers and decimals as JSON numbers, dictionaries
+/// as objects, arrays as arrays.
+public enum LogLine {
+    /// Fields written first, in this order, when present.
+    static let leadingKeys = ["pid", "request_id", "method", "uri", "status", "bytes", "cache", "duration_ms",
+                              "stage_ms", "reason"]
+
+    public static func format(_ format: LogFormat, time: String, level: Logger.Level, label: String,
+                              message: String, metadata: Logger.Metadata) -> String {
+        var fields: [(String, Logger.MetadataValue)] = [("time", .string(time)), ("level", .string(level.rawValue)),
+                                                        ("logger", .string(label)), ("msg", .string(message))]
+        for key in leadingKeys { if let v = metadata[key] { fields.append((key, v)) } }
+        for key in metadata.keys.sorted() where !leadingKeys.contains(key) {
+            if let v = metadata[key] { fields.append((key, v)) }
+        }
+        switch format {
+        case .logfmt:
+            var out = ""
+            for (k, v) in fields { appendLogfmt(k, v, to: &out) }
+            return out + "\n"
+        case .json:
+            var out = "{"
+            for (i, (k, v)) in fields.enumerated() {
+                if i > 0 { out += "," }
+                out += jsonString(k) + ":" + json(v)
+            }
+            return out + "}\n"
+        }
+    }
+
+    // MARK: logfmt
+
+    static func appendLogfmt(_ key: String, _ value: Logger.MetadataValue, to out: inout String) {
+        switch value {
+        case let .dictionary(d):
+            for k in d.keys.sorted() { if let v = d[k] { appendLogfmt(key + "." + k, v, to: &out) } }
+        default:
+            if !out.isEmpty { out += " " }
+            out += logfmtKey(key) + "=" + logfmtValue(text(value))
+        }
+    }
+
+    /// Keys keep letters, digits, `_`, `.`, `-`; anything else becomes `_`.
+    static func logfmtKey(_ key: String) -> String {
+        let k = String(key.unicodeScalars.map { s -> Character in
+            s.properties.isAlphabetic || ("0"..."9").contains(s) || s == "_" || s == "." || s == "-" ? Character(s) : "_"
+        })
+        return k.isEmpty ? "_" : k
+    }
+
+    public static func logfmtValue(_ value: String) -> String {
+        let needsQuotes = value.isEmpty || value.unicodeScalars.contains {
+            $0 == " " || $0 == "=" || $0 == "\"" || $0 == "\\" || $0.value < 0x20 || $0.value == 0x7F
+        }
+        guard needsQuotes else { return value }
+        return "\"" + escaped(value) + "\""
+    }
+
+    // MARK: JSON
+
+    static func json(_ value: Logger.MetadataValue) -> String {
+        switch value {
+        case let .string(s):
+            return jsonString(s)
+        case let .stringConvertible(c):
+            if let n = c as? Int { return String(n) }
+            if let d = c as? Double, d.isFinite { return String(d) }
+            return jsonString(c.description)
+        case let .dictionary(d):
+            return "{" + d.keys.sorted().compactMap { k in d[k].map { jsonString(k) + ":" + json($0) } }
+                .joined(separator: ",") + "}"
+        case let .array(a):
+            return "[" + a.map(json).joined(separator: ",") + "]"
+        }
+    }
+
+    public static func jsonString(_ s: String) -> String {
+        "\"" + escaped(s) + "\""
+    }
+
+    /// `"` and `\` escaped, control characters as `\n`, `\r`, `\t` or `\u00XX` (valid in both
+    /// formats; anything else, UTF-8 included, is kept as it is).
+    static func escaped(_ s: String) -> String {
+        var out = ""
+        out.reserveCapacity(s.utf8.count + 8)
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out
+    }
+
+    /// A value as logfmt text.
+    static func text(_ value: Logger.MetadataValue) -> String {
+        switch value {
+        case let .string(s): s
+        case let .stringConvertible(c): c.description
+        case let .array(a): a.map(text).joined(separator: ",")
+        case .dictionary: json(value)
+        }
+    }
+
+    // MARK: time
+
+    /// `2026-11-23T21:40:01.123Z` (UTC, milliseconds) from milliseconds since the epoch.
+    public static func timestamp(millisecondsSinceEpoch ms: Int64) -> String {
+        let days = ms >= 0 ? ms / 86_400_000 : (ms - 86_399_999) / 86_400_000
+        let inDay = ms - days * 86_400_000
+        // Howard Hinnant's civil_from_days.
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        func pad(_ n: Int64, _ width: Int) -> String {
+            let s = String(n)
+            return String(repeating: "0", count: max(0, width - s.count)) + s
+        }
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(inDay / 3_600_000, 2)):"
+            + "\(pad(inDay / 60000 % 60, 2)):\(pad(inDay / 1000 % 60, 2)).\(pad(inDay % 1000, 3))Z"
+    }
+}

@@ -39,7 +39,7 @@ def slow_url(i: int, blurs: int) -> str:
 
 
 def test_metrics_add_up_to_what_clients_received(make_stack, disk):
-    s = make_stack(workers=3, extra_args=["--set", f"cache.disk_path={disk}", "--set", "limits.render_timeout=4s",
+    s = make_stack(workers=3, extra_args=["--set", f"cache.disk_path={disk}", "--set", "limits.render_timeout=3s",
                                           "--set", "server.queue_timeout=0", "--set", "limits.slow_log_after=0"])
     client = s.client()
     before = scrape(client)
@@ -68,8 +68,9 @@ def test_metrics_add_up_to_what_clients_received(make_stack, disk):
         time.sleep(0.05)
     for t in threads:
         t.join(60)
-    # A request killed at its deadline (nginx answers 502; kiln answered nothing).
-    killed = client.get(slow_url(2, blurs=10), timeout=60)
+    # A request killed at its deadline (nginx answers 502; kiln answered nothing): 15 blurs take
+    # 5 s or more here, well past the 3 s deadline.
+    killed = client.get(slow_url(2, blurs=15), timeout=60)
     assert killed.status == 502
     assert s.wait_workers(3, timeout=5)
     time.sleep(0.2)

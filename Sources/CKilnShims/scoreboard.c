@@ -165,6 +165,12 @@ void kiln_sb_stage(void *board, int slot, uint32_t stage, const char *detail, si
     atomic_fetch_add(&s->seq, 1);
 }
 
+void kiln_sb_shift_start(void *board, int slot, int64_t ns) {
+    kiln_sb_slot *s = slot_at(board, slot);
+    if (!s || ns <= 0) return;
+    atomic_fetch_add(&s->request_start_ns, ns);
+}
+
 void kiln_sb_end(void *board, int slot) {
     kiln_sb_slot *s = slot_at(board, slot);
     if (!s) return;

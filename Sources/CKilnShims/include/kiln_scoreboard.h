@@ -54,6 +54,10 @@ void kiln_sb_begin(void *board, int slot, int32_t pid, const char *uri, size_t l
 /* Worker: the request entered `stage`; `detail` (may be empty) says more, e.g. the processor. */
 void kiln_sb_stage(void *board, int slot, uint32_t stage, const char *detail, size_t len);
 
+/* Worker: moves the request's start `ns` later (time spent waiting for another process's render
+ * does not count against the render deadline). */
+void kiln_sb_shift_start(void *board, int slot, int64_t ns);
+
 /* Worker: the request is answered; the slot is idle. */
 void kiln_sb_end(void *board, int slot);
 

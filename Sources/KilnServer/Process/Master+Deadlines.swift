@@ -7,7 +7,8 @@ import Logging
 /// `request_slowlog_timeout`.
 ///
 /// A request runs in a worker from the moment it was read (the worker publishes its URI and start
-/// time) until its answer is written. Past `slow_log_after` the master logs it once, with its
+/// time) until its answer is written, less the time it waited for another process rendering the
+/// same variant. Past `slow_log_after` the master logs it once, with its
 /// stage; past `render_timeout` it sends SIGKILL (a decoder loop cannot be cancelled from inside,
 /// and a stopped process only dies by SIGKILL), names the URL and the stage it was stuck in, and
 /// starts a fresh worker in its place. Only that request fails: nginx answers 502 for it. The
@@ -22,7 +23,10 @@ extension Master {
         for (pid, w) in workers where !w.killed {
             guard let slot = scoreboard.read(w.board), slot.pid == pid, let start = slot.requestStart else { continue }
             let running = Double(now - start) / 1e9
-            if timeout > 0 && running >= timeout {
+            // A request waiting for another process's render of the same variant is not killed: that
+            // wait is bounded by the holder's deadline (or cache.lock_timeout), and it is taken off
+            // the request's clock when it ends (`RequestMonitor.lockTaken`).
+            if timeout > 0 && running >= timeout && slot.stage != .wait {
                 kill(pid, SIGKILL)
                 workers[pid]?.killed = true
                 workers[pid]?.killedAtDeadline = true

@@ -81,6 +81,9 @@ public final class RequestMonitor: RenderObserving {
     /// Only a real wait counts as the `wait` stage; taking a free lock is part of the lookup.
     public func lockTaken(waited: Bool) {
         if waited {
+            // The deadline is for rendering: the wait (bounded by the holder's own deadline, or
+            // cache.lock_timeout) does not count.
+            if stage == .wait { scoreboard?.shiftStart(slot, by: Scoreboard.now() - stageStart) }
             switchStage(to: .cache)
         } else {
             stage = .cache

@@ -79,6 +79,10 @@ public final class Scoreboard {
 
     public func end(_ slot: Int) { kiln_sb_end(board, Int32(slot)) }
 
+    /// Moves the request's start later by `nanoseconds`: a wait for another process's render does
+    /// not count against `limits.render_timeout`.
+    public func shiftStart(_ slot: Int, by nanoseconds: Int64) { kiln_sb_shift_start(board, Int32(slot), nanoseconds) }
+
     /// Counters of `slot` (the worker's metrics; `MetricCatalog` says which cell is what).
     public func add(_ slot: Int, cell: Int, _ amount: UInt64) { kiln_sb_add(board, Int32(slot), Int32(cell), amount) }
     public func cell(_ slot: Int, _ cell: Int) -> UInt64 { kiln_sb_cell(board, Int32(slot), Int32(cell)) }

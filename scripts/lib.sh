@@ -10,11 +10,13 @@ KILN_ROOT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 KILN_BIN="${KILN_BIN:-$KILN_ROOT_DIR/.build/release/kiln}"
 
 # Debian packages the build, the tests and the benchmarks need. nginx is handled apart:
-# any of nginx, nginx-light, nginx-core, nginx-full will do.
+# any of nginx, nginx-light, nginx-core, nginx-full will do. apache2 and lighttpd: the other
+# FastCGI front ends (frontends/, Tests/integration/test_frontends.py), run by the tests as
+# private instances only (about 50 s to install both, apt-get update included).
 KILN_APT_PACKAGES=(
     libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libwebp-dev
     libmagic-dev liblcms2-dev wrk pkg-config python3 python3-venv python3-pip
-    ca-certificates git procps iproute2
+    ca-certificates git procps iproute2 apache2 lighttpd
 )
 
 kiln_log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

@@ -213,6 +213,51 @@ import Testing
         #expect(third.request == nil && !p.hasPartialRequest)
     }
 
+    /// Apache's mod_proxy_fcgi writes BEGIN_REQUEST and the params in one write and the empty
+    /// STDIN record in a later one; it sends REQUEST_URI raw and no DOCUMENT_URI. The request is
+    /// complete only with that last record, and the raw URI is what gets parsed.
+    @Test func apacheStyleStdinInALaterWrite() throws {
+        let params: [(String, String)] = [
+            ("REQUEST_METHOD", "GET"), ("REQUEST_URI", "/w:10/a%20b%2Fc.jpg?x=1"), ("QUERY_STRING", "x=1"),
+            ("SCRIPT_NAME", "/w:10/a b%2Fc.jpg"), ("SCRIPT_FILENAME", "proxy:fcgi://localhost/w:10/a%20b%2Fc.jpg"),
+            ("HTTP_IF_NONE_MATCH", "\"abc\""), ("REMOTE_ADDR", "127.0.0.1"),
+        ]
+        let bytes = Self.request(params: params)
+        var p = Parser()
+        let first = try p.feed(Array(bytes.dropLast(8)))
+        #expect(first.request == nil && first.replies.isEmpty && !first.close && p.hasPartialRequest)
+        let r = try #require(try p.feed(Array(bytes.suffix(8))).request)
+        #expect(r.id == 1 && !r.keepConnection && r.params == Dictionary(uniqueKeysWithValues: params))
+        let http = HTTPRequest(fastCGIParams: r.params)
+        #expect(http.uri == "/w:10/a%20b%2Fc.jpg?x=1" && http.documentURI == nil)
+        #expect(http.specPath.path == "/w:10/a%20b%2Fc.jpg?x=1" && !http.specPath.isDecoded)
+        #expect(http.headers["if-none-match"] == "\"abc\"")
+        #expect(p.bufferedBytes == 0)
+    }
+
+    /// A front end may use another request id, put each pair in its own padded PARAMS record,
+    /// send a body in several STDIN records, and send each record in its own write; a late
+    /// ABORT_REQUEST for the request already handed out is ignored without closing.
+    @Test func manyRecordsOtherIDAndALateAbort() throws {
+        let params: [(String, String)] = (0..<40).map { ("P\($0)", String(repeating: "v", count: $0 * 7)) }
+            + [("REQUEST_METHOD", "GET"), ("REQUEST_URI", "/w:20/a.jpg")]
+        var records = [Self.begin(id: 258)]
+        for pair in params { records.append(Self.record(4, id: 258, FastCGINameValuePairs.encode([pair]), padding: 3)) }
+        records += [Self.record(4, id: 258, []), Self.record(5, id: 258, [1, 2, 3]), Self.record(5, id: 258, [4]),
+                    Self.record(5, id: 258, [])]
+        var p = Parser()
+        var got: [FastCGIRequest] = []
+        for (i, record) in records.enumerated() {
+            let out = try p.feed(record)
+            #expect(out.replies.isEmpty && !out.close)
+            if let r = out.request { got.append(r); #expect(i == records.count - 1) }
+        }
+        let r = try #require(got.first)
+        #expect(got.count == 1 && r.id == 258 && r.stdinBytes == 4 && r.params == Dictionary(uniqueKeysWithValues: params))
+        let late = try p.feed(Self.record(2, id: 258, []))
+        #expect(late.request == nil && late.replies.isEmpty && !late.close)
+    }
+
     /// Random bytes, and random corruptions of a valid request: the reader returns or throws,
     /// never traps (the fuzzer does this at scale).
     @Test func randomBytesNeverCrash() {

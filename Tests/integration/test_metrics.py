@@ -39,7 +39,7 @@ def slow_url(i: int, blurs: int) -> str:
 
 
 def test_metrics_add_up_to_what_clients_received(make_stack, disk):
-    s = make_stack(workers=3, extra_args=["--set", f"cache.disk_path={disk}", "--set", "limits.render_timeout=3s",
+    s = make_stack(workers=3, extra_args=["--set", f"cache.disk_path={disk}", "--set", "limits.render_timeout=2500ms",
                                           "--set", "server.queue_timeout=0", "--set", "limits.slow_log_after=0"])
     client = s.client()
     before = scrape(client)
@@ -69,7 +69,7 @@ def test_metrics_add_up_to_what_clients_received(make_stack, disk):
     for t in threads:
         t.join(60)
     # A request killed at its deadline (nginx answers 502; kiln answered nothing): 15 blurs take
-    # 5 s or more here, well past the 3 s deadline.
+    # 4.4 s alone here, well past the 2.5 s deadline (one blur: 0.65 s).
     killed = client.get(slow_url(2, blurs=15), timeout=60)
     assert killed.status == 502
     assert s.wait_workers(3, timeout=5)

@@ -1,4 +1,5 @@
 import Glibc
+import KilnServer
 import KilnSystem
 
 /// Text for people on stdout (the CLI's answers; logs go to stderr), and the few formats the
@@ -44,25 +45,8 @@ enum Output {
         seconds < 1 ? "\(Int((seconds * 1000).rounded())) ms" : "\(fixed(seconds, 1)) s"
     }
 
-    /// A JSON string literal.
+    /// A JSON string literal (the escaping of the server's JSON log lines).
     static func jsonString(_ s: String) -> String {
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if u.value < 0x20 {
-                    let hex = String(u.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(u)
-                }
-            }
-        }
-        return out + "\""
+        LogLine.jsonString(s)
     }
 }

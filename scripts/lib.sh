@@ -153,6 +153,11 @@ kiln_write_nginx_conf() {
         front_zone="fastcgi_cache_path $dir/front-cache levels=1:2 keys_zone=kiln_front:10m max_size=256m inactive=10m use_temp_path=off;"
         front_include="include $dir/kiln-front-cache.conf;"
     fi
+    # KILN_NGINX_CDN_ORIGIN=1: the CDN origin recipe (nginx/kiln-cdn-origin.conf) in the server.
+    local cdn_include=""
+    if [ -n "${KILN_NGINX_CDN_ORIGIN:-}" ]; then
+        cdn_include="include $KILN_ROOT_DIR/nginx/kiln-cdn-origin.conf;"
+    fi
     local static_block=""
     if [ -n "$static" ]; then
         static_block="
@@ -209,6 +214,7 @@ http {
     server {
         listen 127.0.0.1:$port;
         server_name localhost;
+        $cdn_include
         $front_include
         include $locations;
 $static_block

@@ -77,9 +77,58 @@ import Testing
     }
 
     @Test func cacheControlIsCappedAtTheExpiry() {
-        #expect(ImageHandler.capping("public, max-age=31536000", maxAge: 600) == "public, max-age=600")
-        #expect(ImageHandler.capping("public, max-age=60, s-maxage=99999", maxAge: 600) == "public, max-age=60, s-maxage=600")
-        #expect(ImageHandler.capping("no-store", maxAge: 5) == "no-store")
+        #expect(CacheControlPolicy.capping("public, max-age=31536000", maxAge: 600) == "public, max-age=600")
+        #expect(CacheControlPolicy.capping("public, max-age=60, s-maxage=99999", maxAge: 600) == "public, max-age=60, s-maxage=600")
+        #expect(CacheControlPolicy.capping("no-store", maxAge: 5) == "no-store")
+        #expect(CacheControlPolicy.capping("max-age=60, stale-while-revalidate=86400, stale-if-error=604800", maxAge: 30)
+            == "max-age=30, stale-while-revalidate=30, stale-if-error=30")
+    }
+
+    @Test func provenanceOfEachWayIn() throws {
+        let gate = RequestGate(signature: URLSignature(keys: [Self.key], allowUnsigned: true), parser: parser)
+        let signed = try #require(gate.signature.sign("/w:10/a.jpg"))
+        #expect(try gate.admit(request(signed)).provenance == .signed)
+        #expect(try gate.admit(request("/unsafe/w:10/a.jpg")).provenance == .unsigned)
+        #expect(try gate.admit(request("/thumb/1x1/a.jpg", document: "/w:10/-/a.jpg", params: ["KILN_TRUSTED": "1"])).provenance == .trusted)
+        let open = RequestGate(parser: parser)
+        #expect(try open.admit(request("/w:10/a.jpg")).provenance == .unsigned)
+    }
+
+    @Test func immutableOnlyWhereTheURLCannotChange() throws {
+        let plain = try parser.parse("/w:10/a.jpg")
+        let versioned = try parser.parse("/cb:v2/w:10/a.jpg")
+        func value(_ mode: Immutability, _ r: ImageRequest, _ p: RequestGate.Provenance, cc: String = "public, max-age=31536000") -> String? {
+            CacheControlPolicy(cacheControl: cc, immutable: mode).headers(for: r, provenance: p, now: 0)
+                .first { $0.0 == "Cache-Control" }?.1
+        }
+        #expect(value(.versioned, versioned, .unsigned) == "public, max-age=31536000, immutable")
+        #expect(value(.versioned, plain, .signed) == "public, max-age=31536000")
+        #expect(value(.signed, plain, .signed) == "public, max-age=31536000, immutable")
+        #expect(value(.signed, plain, .trusted) == "public, max-age=31536000")
+        #expect(value(.off, versioned, .signed) == "public, max-age=31536000")
+        #expect(value(.versioned, versioned, .unsigned, cc: "no-store") == "no-store")
+        #expect(value(.versioned, versioned, .unsigned, cc: "public, immutable, max-age=9") == "public, immutable, max-age=9")
+        let cdn = CacheControlPolicy(cacheControl: "max-age=60", cdnCacheControl: "max-age=31536000", immutable: .off)
+        var expiring = plain
+        expiring.expires = 1_000
+        let h = cdn.headers(for: expiring, provenance: .signed, now: 900)
+        #expect(h.first { $0.0 == "CDN-Cache-Control" }?.1 == "max-age=100")
+        #expect(h.first { $0.0 == "Cache-Control" }?.1 == "max-age=60")
+        #expect(CacheControlPolicy(cacheControl: "x").headers(for: plain, provenance: .signed, now: 0).count == 1)
+    }
+
+    @Test func cachebusterIsPartOfTheVariant() throws {
+        let a = try parser.parse("/cb:v2/w:10/a.jpg")
+        #expect(a.version == "v2")
+        #expect(a.canonical == "rs:10:0:fit/cb:v2/-/a.jpg")
+        #expect(try parser.parse("/w:10/cachebuster:v2/a.jpg").canonical == a.canonical)
+        #expect(try parser.parse("/w:10/a.jpg").canonical == "rs:10:0:fit/-/a.jpg")
+        #expect(throws: SpecError.self) { try parser.parse("/cb:v1/cb:v2/a.jpg") }
+        #expect(throws: SpecError.self) { try parser.parse("/cb:a%2Fb/a.jpg") }
+        #expect(throws: SpecError.self) { try parser.parse("/cb:" + String(repeating: "x", count: 65) + "/a.jpg") }
+        // An allow-list of operations lets it through (it renders nothing); presets-only does not.
+        #expect(throws: Never.self) { try parser.check(OptionPolicy(allowedOperations: ["resize"]), path: "/cb:1/w:10/a.jpg", isDecoded: false) }
+        #expect(throws: PolicyError.self) { try parser.check(OptionPolicy(presetsOnly: true), path: "/cb:1/pr:small/a.jpg", isDecoded: false) }
     }
 
     @Test func securityConfiguration() throws {

@@ -3,6 +3,7 @@ concurrent identical requests across workers, negative entries, source changes, 
 killed mid-render."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -103,11 +104,6 @@ def test_changed_source_gets_a_new_etag(stack, root):
         src.unlink()
 
 
-def _cpu_ticks(pid: int) -> int:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
-
-
 def test_renderer_killed_mid_render_leaves_no_entry_and_waiter_renders(make_stack, disk):
     stack = disk_stack(make_stack, disk, workers=2)
     c = stack.client()
@@ -123,12 +119,19 @@ def test_renderer_killed_mid_render_leaves_no_entry_and_waiter_renders(make_stac
     time.sleep(0.3)
     waiter = threading.Thread(target=get, args=("waiter",))
     waiter.start()
-    time.sleep(0.3)
-    # The renderer is the worker burning CPU; the waiter polls its lock and uses almost none.
-    pids = stack.worker_pids()
-    before = {p: _cpu_ticks(p) for p in pids}
-    time.sleep(0.3)
-    busy = max(pids, key=lambda p: _cpu_ticks(p) - before[p])
+    # The status page says which worker renders and which waits for its lock (stage `wait`);
+    # polled, since a busy machine may take a while to get both requests into the workers.
+    busy, workers = None, []
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        workers = json.loads(c.get("/_kiln/status?json", timeout=5).body)["workers"]
+        stages = {w["pid"]: w["stage"].split(" ")[0] for w in workers if w["state"] == "busy" and w["uri"] == path}
+        rendering = [p for p, stage in stages.items() if stage not in ("wait", "accept", "idle", "cache")]
+        if len(stages) == 2 and "wait" in stages.values() and len(rendering) == 1:
+            busy = rendering[0]
+            break
+        time.sleep(0.05)
+    assert busy, f"never saw one worker rendering and one waiting: {workers}"
     assert first.is_alive(), "the render finished before it could be killed; pick a slower one"
     os.kill(busy, signal.SIGKILL)
     first.join(120)

@@ -17,7 +17,7 @@ from helpers import KILN_BIN
 
 HITS = {"HIT-MEMORY", "HIT-DISK", "COALESCED"}
 SLOW = "/f:png/photo_4000x3000.jpg"  # 12 MP to PNG: seconds of CPU, time to look at its lock
-WAIT = ["--set", "cache.lock_timeout=2m"]  # a loaded machine must not turn a wait into a second render
+WAIT = ["--set", "cache.lock_timeout=2m", "--set", "limits.render_timeout=2m"]  # a loaded machine must not turn a wait into a second render (nor kill the slow render)
 
 
 def cache_args(disk: Path, root: Path, *more: str) -> list[str]:
@@ -25,9 +25,11 @@ def cache_args(disk: Path, root: Path, *more: str) -> list[str]:
 
 
 def serve(make_stack, disk: Path, *more: str, workers: int = 2):
-    """A stack with the disk cache and no memory cache (every repeat reads the disk)."""
+    """A stack with the disk cache and no memory cache (every repeat reads the disk). Requests
+    queue behind the workers as long as they need (no 503 after server.queue_timeout)."""
     return make_stack(workers=workers, extra_args=["--set", f"cache.disk_path={disk}",
-                                                   "--set", "cache.memory_cost_limit=0", *more])
+                                                   "--set", "cache.memory_cost_limit=0",
+                                                   "--set", "server.queue_timeout=0", *more])
 
 
 def fill(client, paths: list[str]) -> None:

@@ -9,9 +9,6 @@ Three stacks besides the shared one (which has no keys):
 """
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import os
 import re
 import subprocess
@@ -19,7 +16,7 @@ import time
 
 import pytest
 
-from helpers import KILN_BIN, REPO, SetupError, assert_plain_error
+from helpers import KILN_BIN, REPO, SetupError, assert_plain_error, sign_path
 from stack import KilnStack
 
 K1 = "943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881"
@@ -30,9 +27,7 @@ IMG = "pillow_hopper.jpg"
 
 
 def sign(path: str, key: str = K1, salt: str = S1, size: int = 32) -> str:
-    """An independent implementation of the scheme (imgproxy's), for comparison with kiln's."""
-    mac = hmac.new(bytes.fromhex(key), bytes.fromhex(salt) + path.encode(), hashlib.sha256).digest()[:size]
-    return "/" + base64.urlsafe_b64encode(mac).rstrip(b"=").decode() + path
+    return sign_path(path, key, salt, size)
 
 
 def start(root, **kw) -> KilnStack:

@@ -10,14 +10,19 @@ public struct ImageRequest: Sendable, Hashable {
     /// `exp:<unix time>`: the URL is refused (410) after this second. Not part of `canonical`:
     /// the same image under a later expiry is the same cache entry.
     public var expires: Int64?
+    /// `cachebuster:<token>` (`cb:`, imgproxy's name): a version the site puts in its URLs. It
+    /// changes nothing in the image but is part of `canonical`, so a new token is a new variant
+    /// under a new URL, and a URL that carries one may be answered `immutable` (`http.immutable`).
+    public var version: String?
 
     public init(sourcePath: String, operations: [Operation] = [], output: OutputOptions = OutputOptions(),
-                autorotate: Bool = true, expires: Int64? = nil) {
+                autorotate: Bool = true, expires: Int64? = nil, version: String? = nil) {
         self.sourcePath = sourcePath
         self.operations = operations
         self.output = output
         self.autorotate = autorotate
         self.expires = expires
+        self.version = version
     }
 
     /// One spelling for every way of writing the same request: aliases expanded, defaults made
@@ -28,6 +33,7 @@ public struct ImageRequest: Sendable, Hashable {
         var parts = operations.map(\.canonical)
         if !autorotate { parts.append("autorotate:0") }
         parts += output.canonicalSegments
+        if let version { parts.append("cb:" + version) }
         parts.append("-")
         parts.append(sourcePath)
         return parts.joined(separator: "/")

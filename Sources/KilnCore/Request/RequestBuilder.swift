@@ -11,6 +11,8 @@ struct RequestBuilder {
     var autorotate = true
     /// `exp:` (unix seconds), kept out of the canonical form.
     var expires: Int64?
+    /// `cb:` (part of the canonical form).
+    var version: String?
     /// The resize that `w:` and `h:` write into.
     var resizeIndex: Int?
     /// Crops written without a gravity: they take the request's `g:`.
@@ -70,6 +72,6 @@ struct RequestBuilder {
                 ops.append(op)
             }
         }
-        return ImageRequest(sourcePath: sourcePath, operations: ops, output: output, autorotate: autorotate, expires: expires)
+        return ImageRequest(sourcePath: sourcePath, operations: ops, output: output, autorotate: autorotate, expires: expires, version: version)
     }
 }

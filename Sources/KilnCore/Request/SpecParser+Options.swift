@@ -130,6 +130,16 @@ extension SpecParser {
             guard (1...12).contains(digits.count), digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
                   let t = Int64(a[0]) else { throw a.invalid("must be a unix time in seconds") }
             b.expires = t
+        case "cachebuster", "cb":
+            try a.arity(1...1)
+            guard b.version == nil else { throw a.invalid("given twice") }
+            let token = a[0].utf8
+            guard (1...64).contains(token.count), token.allSatisfy({ c in
+                (c >= UInt8(ascii: "a") && c <= UInt8(ascii: "z")) || (c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z"))
+                    || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) || c == UInt8(ascii: ".") || c == UInt8(ascii: "_")
+                    || c == UInt8(ascii: "-") || c == UInt8(ascii: "~")
+            }) else { throw a.invalid("must be 1 to 64 letters, digits, '.', '_', '-' or '~'") }
+            b.version = a[0]
         default:
             let name = fields[0]
             if let resolver = customResolver, let custom = try resolver(name, a.args) {
@@ -182,6 +192,7 @@ extension SpecParser {
         add(["strip"], "strip", operation: nil)
         add(["preset", "pr"], "preset", operation: nil)
         add(["expires", "exp"], "expires", operation: nil)
+        add(["cachebuster", "cb"], "cachebuster", operation: nil)
         return table
     }()
 

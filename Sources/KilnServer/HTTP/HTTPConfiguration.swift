@@ -5,6 +5,11 @@ public struct HTTPConfiguration: ConfigSection, Equatable {
     /// `Cache-Control` of images. A year by default: a variant never changes under its URL unless
     /// the source does, and then its ETag changes.
     public var cacheControl = Key.cacheControl.defaultValue
+    /// `Cache-Control: CDN-Cache-Control` (RFC 9213) of images, for CDNs that honour it: a lifetime
+    /// for the CDN apart from browsers'. Empty: not sent.
+    public var cdnCacheControl = Key.cdnCacheControl.defaultValue
+    /// Which image answers add `immutable` (`CacheControlPolicy`).
+    public var immutable = Key.immutable.defaultValue
     /// `Cache-Control` of error answers; `no-store` so a CDN does not keep a 404 for a file that is
     /// uploaded a moment later.
     public var errorCacheControl = Key.errorCacheControl.defaultValue
@@ -16,6 +21,13 @@ public struct HTTPConfiguration: ConfigSection, Equatable {
     public enum Key {
         public static let cacheControl = Setting.text("http.cache_control", default: "public, max-age=31536000",
                                                       doc: "`Cache-Control` of images")
+        public static let cdnCacheControl = Setting.text(
+            "http.cdn_cache_control", default: "", expected: "a Cache-Control value (one line)",
+            doc: "`CDN-Cache-Control` of images (RFC 9213: a CDN's own lifetime, e.g. `max-age=31536000, stale-if-error=86400`); empty: not sent",
+            check: { v in !v.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } })
+        public static let immutable = Setting<Immutability>.choice(
+            "http.immutable", default: .versioned,
+            doc: "add `immutable` to images' `Cache-Control`: `versioned` for URLs with `cb:<version>`, `signed` for those and every signed URL (only where sources never change under a path), `off`")
         public static let errorCacheControl = Setting.text("http.error_cache_control", default: "no-store",
                                                            doc: "`Cache-Control` of error answers")
         public static let serverTiming = Setting.bool("http.server_timing", default: true, doc: "send `Server-Timing`")
@@ -27,6 +39,8 @@ public struct HTTPConfiguration: ConfigSection, Equatable {
 
     public static let fields: [ConfigField<Self>] = [
         ConfigField(Key.cacheControl) { $0.cacheControl = $1 },
+        ConfigField(Key.cdnCacheControl) { $0.cdnCacheControl = $1 },
+        ConfigField(Key.immutable) { $0.immutable = $1 },
         ConfigField(Key.errorCacheControl) { $0.errorCacheControl = $1 },
         ConfigField(Key.serverTiming) { $0.serverTiming = $1 },
         ConfigField(Key.timingAllowOrigin) { $0.timingAllowOrigin = $1 },

@@ -52,9 +52,9 @@ public final class ImageHandler: RequestHandling {
         var timeline = Timeline()
         var response: HTTPResponse
         do {
-            let imageRequest: ImageRequest
+            let imageRequest: ImageRequest, provenance: RequestGate.Provenance
             do {
-                imageRequest = try gate.imageRequest(for: request)
+                (imageRequest, provenance) = try gate.admit(request)
                 // Before the caches: an expired link is refused even when its image is cached.
                 if let expires = imageRequest.expires, now() > expires {
                     throw PipelineFailure(.expired, "this URL expired at \(HTTPDate.format(secondsSinceEpoch: expires))")
@@ -64,7 +64,7 @@ public final class ImageHandler: RequestHandling {
                 throw error
             }
             timeline.mark("spec")
-            if let notModified = try notModifiedBySource(imageRequest, request, &timeline) {
+            if let notModified = try notModifiedBySource(imageRequest, provenance, request, &timeline) {
                 response = notModified
             } else {
                 let result: PipelineResult
@@ -75,7 +75,7 @@ public final class ImageHandler: RequestHandling {
                     throw error
                 }
                 for phase in result.timeline.phases { timeline.add(phase.name, milliseconds: phase.milliseconds) }
-                response = self.response(for: result, imageRequest, request)
+                response = self.response(for: result, imageRequest, provenance, request)
             }
         } catch {
             let mapped = ErrorMapping.map(error)
@@ -90,24 +90,27 @@ public final class ImageHandler: RequestHandling {
     }
 
     /// `If-Modified-Since` without `If-None-Match`: a `stat` decides, no render.
-    func notModifiedBySource(_ imageRequest: ImageRequest, _ request: HTTPRequest,
+    func notModifiedBySource(_ imageRequest: ImageRequest, _ provenance: RequestGate.Provenance, _ request: HTTPRequest,
                              _ timeline: inout Timeline) throws -> HTTPResponse? {
         guard request.headers["if-none-match"] == nil,
               let ims = request.headers["if-modified-since"].flatMap(HTTPDate.parse) else { return nil }
         defer { timeline.mark("source") }
         let version = try pipeline.sourceVersion(for: imageRequest)
         guard version.mtimeSeconds <= ims else { return nil }
-        var headers = [("Cache-Control", cacheControl(for: imageRequest)),
-                       ("Last-Modified", HTTPDate.format(secondsSinceEpoch: version.mtimeSeconds))]
+        var headers = cachePolicy.headers(for: imageRequest, provenance: provenance, now: now())
+        headers.append(("Last-Modified", HTTPDate.format(secondsSinceEpoch: version.mtimeSeconds)))
         if imageRequest.output.format == .auto { headers.append(("Vary", "Accept")) }
         return HTTPResponse(status: 304, headers: headers)
     }
 
-    func response(for image: PipelineResult, _ imageRequest: ImageRequest, _ request: HTTPRequest) -> HTTPResponse {
+    func response(for image: PipelineResult, _ imageRequest: ImageRequest, _ provenance: RequestGate.Provenance,
+                  _ request: HTTPRequest) -> HTTPResponse {
         var headers: [(String, String)] = [
             ("Content-Type", image.contentType),
             ("Content-Length", String(image.data.count)),
-            ("Cache-Control", cacheControl(for: imageRequest)),
+        ]
+        headers += cachePolicy.headers(for: imageRequest, provenance: provenance, now: now())
+        headers += [
             ("ETag", image.etag),
             ("Last-Modified", HTTPDate.format(secondsSinceEpoch: image.lastModified)),
             ("X-Cache", image.outcome.headerValue),
@@ -120,23 +123,8 @@ public final class ImageHandler: RequestHandling {
         return HTTPResponse(status: 200, headers: headers, body: image.data)
     }
 
-    /// `http.cache_control`, with `max-age` and `s-maxage` cut to the seconds left before the
-    /// URL's `exp:` so no cache keeps the image past its link.
-    func cacheControl(for imageRequest: ImageRequest) -> String {
-        guard let expires = imageRequest.expires else { return http.cacheControl }
-        let left = max(0, expires - now())
-        return ImageHandler.capping(http.cacheControl, maxAge: left)
-    }
-
-    static func capping(_ cacheControl: String, maxAge left: Int64) -> String {
-        cacheControl.split(separator: ",").map { raw -> String in
-            let d = raw.trimmingCharacters()
-            for name in ["max-age=", "s-maxage="] where d.lowercased().hasPrefix(name) {
-                guard let v = Int64(d.dropFirst(name.count)) else { return d }
-                return name + String(min(v, left))
-            }
-            return d
-        }.joined(separator: ", ")
+    var cachePolicy: CacheControlPolicy {
+        CacheControlPolicy(cacheControl: http.cacheControl, cdnCacheControl: http.cdnCacheControl, immutable: http.immutable)
     }
 
     /// `If-None-Match` list matching (weak comparison, `*` matches anything).

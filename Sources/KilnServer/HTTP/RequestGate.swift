@@ -26,11 +26,21 @@ public struct RequestGate: Sendable {
         self.init(signature: security.urlSignature, policy: security.optionPolicy, parser: parser)
     }
 
+    /// How a request got in: nginx's trusted rewrite, a verified signature, or neither.
+    public enum Provenance: Sendable, Equatable {
+        case trusted, signed, unsigned
+    }
+
     /// The parsed request, or `SignatureError` / `PolicyError` (403) / `SpecError`.
     public func imageRequest(for request: HTTPRequest) throws -> ImageRequest {
+        try admit(request).request
+    }
+
+    /// The parsed request and how it got in (`http.immutable = signed` needs to know).
+    public func admit(_ request: HTTPRequest) throws -> (request: ImageRequest, provenance: Provenance) {
         if request.isTrusted {
             let (path, decoded) = request.specPath
-            return try parser.parse(path, isDecoded: decoded)
+            return (try parser.parse(path, isDecoded: decoded), .trusted)
         }
         let verified = try signature.verify(rawPath: request.rawPath)
         let path: String, decoded: Bool
@@ -41,7 +51,7 @@ public struct RequestGate: Sendable {
         }
         let parsed = signature.keys.isEmpty ? RequestGate.droppingUnsafe(path) : path
         try parser.check(policy, path: parsed, isDecoded: decoded)
-        return try parser.parse(parsed, isDecoded: decoded)
+        return (try parser.parse(parsed, isDecoded: decoded), verified.kind == .signed ? .signed : .unsigned)
     }
 
     /// `/unsafe/rest` to `/rest`; other paths unchanged.

@@ -86,6 +86,29 @@ import Testing
         #expect(exporter.answered == 7 && exporter.shed == 2)
     }
 
+    @Test func aSlotWrittenOverIsNotReplayedForever() throws {
+        let board = try Scoreboard.create(slots: 2)
+        defer { close(board.fd) }
+        let exporter = MetricsExporter()
+        let requests = try #require(MetricCatalog.family(MetricCatalog.requests)?.cell(for: "2xx"))
+        let duration = try #require(MetricCatalog.family(MetricCatalog.requestDuration)?.cell(for: ""))
+        // A stray store: a bucket count of 2^63 and a request count beyond Int64.
+        board.add(0, cell: duration, 1 << 63)
+        board.add(0, cell: requests, UInt64.max - 1)
+        let clock = ContinuousClock()
+        let took = clock.measure { exporter.collect(board, slot: 0) }
+        #expect(took < .seconds(5), "replayed a corrupted histogram: \(took)")
+        let text = String(decoding: exporter.exposition(busy: 0, idle: 1, uptime: 1, board: board), as: UTF8.self)
+        #expect(text.contains("kiln_request_duration_seconds_count 0"), "the implausible counts were dropped")
+        #expect(text.contains(#"kiln_http_requests_total{class="2xx"} 9223372036854775807"#), "clamped, not a trap")
+        // Real counts after it are still recorded.
+        let a = WorkerMetrics(factory: ScoreboardMetricsFactory(board: board, slot: 1))
+        a.requestFinished(status: 200, bodyBytes: 1, cache: "MISS", nanoseconds: 1_000_000, stages: [:])
+        exporter.collect(board, slot: 1)
+        let after = String(decoding: exporter.exposition(busy: 0, idle: 1, uptime: 1, board: board), as: UTF8.self)
+        #expect(after.contains("kiln_request_duration_seconds_count 1"))
+    }
+
     @Test func probeAnswersAreParsed() throws {
         let cgi = try HealthProbe.parse(Array("Status: 503 Service Unavailable\r\nContent-Type: text/plain\r\n\r\nno worker\n".utf8), statusLine: false)
         #expect(cgi == HealthProbe.Answer(status: 503, body: "no worker\n"))

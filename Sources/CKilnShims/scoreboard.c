@@ -28,6 +28,7 @@ typedef struct {
     _Atomic uint64_t requests_done;
     char uri[KILN_SB_URI_BYTES];
     char detail[KILN_SB_DETAIL_BYTES];
+    char trace[KILN_SB_TRACE_BYTES];
     _Atomic uint64_t cells[KILN_SB_CELLS];
 } kiln_sb_slot;
 
@@ -112,6 +113,7 @@ void kiln_sb_reset(void *board, int slot, int32_t pid) {
     atomic_store(&s->requests_done, 0);
     s->uri[0] = 0;
     s->detail[0] = 0;
+    s->trace[0] = 0;
     for (int i = 0; i < KILN_SB_CELLS; i++) atomic_store_explicit(&s->cells[i], 0, memory_order_relaxed);
     atomic_fetch_add(&s->seq, 1);
 }
@@ -140,13 +142,15 @@ uint64_t kiln_sb_global(const void *board, int index) {
     return atomic_load_explicit((_Atomic uint64_t *)&h->globals[index], memory_order_relaxed);
 }
 
-void kiln_sb_begin(void *board, int slot, int32_t pid, const char *uri, size_t len, uint32_t stage) {
+void kiln_sb_begin(void *board, int slot, int32_t pid, const char *uri, size_t len,
+                   const char *trace, size_t trace_len, uint32_t stage) {
     kiln_sb_slot *s = slot_at(board, slot);
     if (!s) return;
     int64_t now = kiln_sb_now();
     atomic_fetch_add(&s->seq, 1);
     atomic_store(&s->pid, pid);
     copy_text(s->uri, sizeof s->uri, uri, len);
+    copy_text(s->trace, sizeof s->trace, trace, trace_len);
     s->detail[0] = 0;
     atomic_store(&s->stage, stage);
     atomic_store(&s->stage_start_ns, now);
@@ -200,11 +204,13 @@ int kiln_sb_read(const void *board, int slot, kiln_sb_view *out) {
         out->requests_done = atomic_load(&s->requests_done);
         memcpy(out->uri, s->uri, sizeof out->uri);
         memcpy(out->detail, s->detail, sizeof out->detail);
+        memcpy(out->trace, s->trace, sizeof out->trace);
         atomic_thread_fence(memory_order_acquire);
         if (atomic_load(&s->seq) == before) break;
     }
     out->uri[sizeof out->uri - 1] = 0;
     out->detail[sizeof out->detail - 1] = 0;
+    out->trace[sizeof out->trace - 1] = 0;
     return 0;
 }
 

@@ -19,11 +19,11 @@ import Testing
         #expect(!slot.isBusy && slot.stage == .idle && slot.requestID == 0)
 
         let t0 = Scoreboard.now()
-        worker.begin(3, pid: 4242, uri: "/rs:300:200/cat.jpg", stage: .accept)
+        worker.begin(3, pid: 4242, uri: "/rs:300:200/cat.jpg", requestID: "0123456789abcdef0123456789abcdef", stage: .accept)
         worker.enter(3, stage: .process, detail: "bl:12")
         slot = try #require(master.read(3))
         #expect(slot.pid == 4242 && slot.isBusy && slot.requestID == 1)
-        #expect(slot.uri == "/rs:300:200/cat.jpg")
+        #expect(slot.uri == "/rs:300:200/cat.jpg" && slot.traceID == "0123456789abcdef0123456789abcdef")
         #expect(slot.stage == .process && slot.stageDescription == "process (bl:12)")
         #expect(try #require(slot.requestStart) >= t0)
         #expect(slot.stageStart >= slot.requestStart!)
@@ -40,9 +40,10 @@ import Testing
         let board = try Scoreboard.create(slots: 2)
         defer { close(board.fd) }
         let long = "/" + String(repeating: "a", count: 5000)
-        board.begin(1, pid: 1, uri: long, stage: .accept)
+        board.begin(1, pid: 1, uri: long, requestID: String(repeating: "f", count: 128), stage: .accept)
         let slot = try #require(board.read(1))
         #expect(slot.uri.utf8.count == 319 && long.hasPrefix(slot.uri))
+        #expect(slot.traceID == String(repeating: "f", count: 63))
         #expect(board.read(0)?.uri == "")
     }
 

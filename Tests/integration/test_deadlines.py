@@ -71,6 +71,9 @@ def test_slow_render_is_killed_at_its_deadline_and_logged_with_its_stage(make_st
     assert killed.group(2) == url, killed.group(0)
     assert killed.group(3) in ("decode", "process", "load", "plan", "colour", "encode"), killed.group(0)
     assert int(killed.group(1)) in before
+    # The kill line carries the request's id (nginx's $request_id), like the access lines.
+    kill_line = next(line for line in log.splitlines() if killed.group(0) in line)
+    assert re.search(r"\brequest_id=[0-9a-f]{32}\b", kill_line), kill_line
     slow_line = re.search(r"slow request: worker \d+ has run (\S+) for [0-9.]+ s \(limits\.slow_log_after 0\.4 s\), now in stage \w+", log)
     assert slow_line and slow_line.group(1) == url, log[-3000:]
     # A fresh worker replaced the killed one, not counted as a crash; the next request renders.

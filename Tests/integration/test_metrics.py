@@ -6,6 +6,7 @@ and a worker killed at its deadline. /_kiln/status shows a slow request with its
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import threading
@@ -138,6 +139,7 @@ def test_status_page_shows_a_slow_request_with_its_stage(make_stack):
     busy = [w for w in data["workers"] if w["state"] == "busy"]
     assert len(busy) == 1 and busy[0]["uri"] == url and busy[0]["running_seconds"] > 0, data
     assert busy[0]["stage"].split(" ")[0] in ("decode", "process", "encode", "load", "sniff")
+    assert re.fullmatch(r"[0-9a-f]{32}", busy[0]["request_id"]), busy[0]  # nginx's $request_id
     assert {w["pid"] for w in data["workers"]} == set(s.worker_pids())
     t.join(60)
     data = json.loads(client.get("/_kiln/status?json", timeout=5).body)

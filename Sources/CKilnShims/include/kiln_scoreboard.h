@@ -15,6 +15,8 @@
 
 #define KILN_SB_URI_BYTES 320
 #define KILN_SB_DETAIL_BYTES 64
+/* The request id of the logs (nginx's $request_id: 32 hex digits; longer ids are cut). */
+#define KILN_SB_TRACE_BYTES 64
 /* Counters per slot (the worker's metrics, added up by the master) and shared values of the
  * whole board (gauges any worker may set, such as the disk cache's size after a sweep). */
 #define KILN_SB_CELLS 256
@@ -32,6 +34,7 @@ typedef struct {
     uint64_t requests_done;
     char uri[KILN_SB_URI_BYTES];
     char detail[KILN_SB_DETAIL_BYTES];
+    char trace[KILN_SB_TRACE_BYTES];
 } kiln_sb_view;
 
 /* Master: a new scoreboard of `slots` slots in a sealed-size memfd ("kiln-scoreboard", close-on-exec,
@@ -48,8 +51,10 @@ int kiln_sb_slots(const void *board);
 /* Master, before starting a worker in `slot`: clears it and records `pid` (0 if not known yet). */
 void kiln_sb_reset(void *board, int slot, int32_t pid);
 
-/* Worker: a request began (`uri`, `len` bytes, cut to fit) in `stage`. */
-void kiln_sb_begin(void *board, int slot, int32_t pid, const char *uri, size_t len, uint32_t stage);
+/* Worker: a request began (`uri`, `len` bytes, cut to fit; its log request id `trace`,
+ * `trace_len` bytes) in `stage`. */
+void kiln_sb_begin(void *board, int slot, int32_t pid, const char *uri, size_t len,
+                   const char *trace, size_t trace_len, uint32_t stage);
 
 /* Worker: the request entered `stage`; `detail` (may be empty) says more, e.g. the processor. */
 void kiln_sb_stage(void *board, int slot, uint32_t stage, const char *detail, size_t len);

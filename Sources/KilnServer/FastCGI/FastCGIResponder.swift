@@ -126,7 +126,7 @@ public final class FastCGIResponder {
             let started = MonotonicClock.nanoseconds()
             let requestID = accessLog.requestID(for: httpRequest)
             let failed = RequestContext.with(requestID: requestID) { () -> Int32? in
-                monitor?.begin(uri: httpRequest.uri, connectionFD: connection.fd)
+                monitor?.begin(uri: httpRequest.uri, requestID: requestID, connectionFD: connection.fd)
                 var response = handler.handle(httpRequest)
                 response.headers.append(("X-Request-Id", requestID))
                 let records = FastCGIResponder.records(response, headOnly: httpRequest.method == "HEAD", requestID: request.id)

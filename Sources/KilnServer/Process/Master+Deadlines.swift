@@ -30,12 +30,20 @@ extension Master {
                 kill(pid, SIGKILL)
                 workers[pid]?.killed = true
                 workers[pid]?.killedAtDeadline = true
-                logger.error("worker \(pid) killed: request \(slot.uri) ran \(Master.format(running)) s, past limits.render_timeout (\(Master.format(timeout)) s), in stage \(slot.stageDescription) for \(Master.format(Double(now - slot.stageStart) / 1e9)) s")
+                logger.error("worker \(pid) killed: request \(slot.uri) ran \(Master.format(running)) s, past limits.render_timeout (\(Master.format(timeout)) s), in stage \(slot.stageDescription) for \(Master.format(Double(now - slot.stageStart) / 1e9)) s",
+                             metadata: Master.requestMetadata(slot))
             } else if slowAfter > 0 && running >= slowAfter && w.slowLogged != slot.requestID {
                 workers[pid]?.slowLogged = slot.requestID
-                logger.warning("slow request: worker \(pid) has run \(slot.uri) for \(Master.format(running)) s (limits.slow_log_after \(Master.format(slowAfter)) s), now in stage \(slot.stageDescription)")
+                logger.warning("slow request: worker \(pid) has run \(slot.uri) for \(Master.format(running)) s (limits.slow_log_after \(Master.format(slowAfter)) s), now in stage \(slot.stageDescription)",
+                               metadata: Master.requestMetadata(slot))
             }
         }
+    }
+
+    /// `request_id` of the slot's request, as on the worker's access line (joins the two, and
+    /// nginx's log with `$request_id`).
+    static func requestMetadata(_ slot: Scoreboard.Slot) -> Logger.Metadata {
+        slot.traceID.isEmpty ? [:] : ["request_id": .string(slot.traceID)]
     }
 
     /// The scoreboard slots of the running workers of the current generation.

@@ -31,6 +31,8 @@ extension Master {
         var uri: String?
         var runningSeconds: Double?
         var stage: String?
+        /// The request's `request_id` (as in the access log and `X-Request-Id`).
+        var requestId: String?
     }
 
     struct StatusPage: Codable {
@@ -55,7 +57,8 @@ extension Master {
             return WorkerStatus(pid: w.pid, generation: w.generation, state: state, requests: mine?.requestsDone ?? 0,
                                 uri: busy ? mine?.uri : nil,
                                 runningSeconds: busy ? mine?.requestStart.map { Double(now - $0) / 1e9 } : nil,
-                                stage: busy ? mine?.stageDescription : nil)
+                                stage: busy ? mine?.stageDescription : nil,
+                                requestId: busy && !(mine?.traceID.isEmpty ?? true) ? mine?.traceID : nil)
         }
         let swept = (scoreboard?.global(.diskSwept) ?? 0) != 0
         return StatusPage(uptimeSeconds: (Master.now() - startedAt).rounded(toPlaces: 1), generation: generation,
@@ -98,7 +101,7 @@ extension Master {
         lines.append("pid      gen  state     requests  running  stage / uri")
         for w in p.workers {
             let running = w.runningSeconds.map { format($0) + " s" } ?? "-"
-            let what = w.uri.map { "\(w.stage ?? "") \($0)" } ?? ""
+            let what = w.uri.map { "\(w.stage ?? "") \($0)" + (w.requestId.map { " [\($0)]" } ?? "") } ?? ""
             lines.append("\(pad(String(w.pid), 8)) \(pad(String(w.generation), 4)) \(pad(w.state, 9)) \(pad(String(w.requests), 9)) \(pad(running, 8)) \(what)")
         }
         return lines.joined(separator: "\n") + "\n"

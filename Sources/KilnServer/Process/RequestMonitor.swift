@@ -37,13 +37,13 @@ public final class RequestMonitor: RenderObserving {
     }
 
     /// A request was read from the connection on `fd`.
-    public func begin(uri: String, connectionFD fd: Int32) {
+    public func begin(uri: String, requestID: String = "", connectionFD fd: Int32) {
         connectionFD = fd
         requestStart = Scoreboard.now()
         stage = .accept
         stageStart = requestStart
         stageTimes.removeAll(keepingCapacity: true)
-        scoreboard?.begin(slot, pid: pid, uri: uri, stage: .accept)
+        scoreboard?.begin(slot, pid: pid, uri: uri, requestID: requestID, stage: .accept)
     }
 
     /// The answer is about to be written.

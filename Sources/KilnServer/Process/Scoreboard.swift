@@ -26,6 +26,8 @@ public final class Scoreboard {
         public var requestsDone: UInt64
         public var uri: String
         public var detail: String
+        /// The request's id in the logs (`request_id`, `X-Request-Id`); empty between requests.
+        public var traceID: String = ""
 
         public var isBusy: Bool { requestStart != nil }
 
@@ -67,9 +69,13 @@ public final class Scoreboard {
 
     public func reset(_ slot: Int, pid: pid_t) { kiln_sb_reset(board, Int32(slot), pid) }
 
-    public func begin(_ slot: Int, pid: pid_t, uri: String, stage: RenderStage) {
-        var uri = uri
-        uri.withUTF8 { kiln_sb_begin(board, Int32(slot), pid, $0.baseAddress, $0.count, stage.rawValue) }
+    public func begin(_ slot: Int, pid: pid_t, uri: String, requestID: String = "", stage: RenderStage) {
+        var uri = uri, trace = requestID
+        uri.withUTF8 { u in
+            trace.withUTF8 { t in
+                kiln_sb_begin(board, Int32(slot), pid, u.baseAddress, u.count, t.baseAddress, t.count, stage.rawValue)
+            }
+        }
     }
 
     public func enter(_ slot: Int, stage: RenderStage, detail: String) {
@@ -98,10 +104,12 @@ public final class Scoreboard {
         guard kiln_sb_read(board, Int32(slot), &view) == 0 else { return nil }
         let uri = withUnsafeBytes(of: view.uri) { Scoreboard.text($0) }
         let detail = withUnsafeBytes(of: view.detail) { Scoreboard.text($0) }
+        let trace = withUnsafeBytes(of: view.trace) { Scoreboard.text($0) }
         return Slot(pid: view.pid, stage: RenderStage(rawValue: view.stage) ?? .idle,
                     requestStart: view.request_start_ns == 0 ? nil : view.request_start_ns,
                     stageStart: view.stage_start_ns, idleSince: view.idle_since_ns,
-                    requestID: view.request_id, requestsDone: view.requests_done, uri: uri, detail: detail)
+                    requestID: view.request_id, requestsDone: view.requests_done, uri: uri, detail: detail,
+                    traceID: trace)
     }
 
     static func text(_ bytes: UnsafeRawBufferPointer) -> String {

@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Layering (C stays at the edges):
-//   CTurboJPEG CPNG CWebP CMagic CLcms2 CKilnShims   system libraries + fixed-arity C shims
+//   CTurboJPEG CJPEG CPNG CWebP CMagic CLcms2 CKilnShims   system libraries + fixed-arity C shims
 //   KilnSystem      POSIX plumbing: read-all / write-all, atomic file writes, errno text, sleeps, clocks
 //   KilnCore        request model, spec parser, PixelBuffer, seams (protocols), errors; no C
 //   KilnCodecs      decoders, encoders, type sniffing: the only core target that sees C pointers
@@ -36,11 +36,12 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CMagic", pkgConfig: "libmagic", providers: [.apt(["libmagic-dev"])]),
         .systemLibrary(name: "CLcms2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
-        .target(name: "CKilnShims", dependencies: ["CPNG"]),
+        .target(name: "CKilnShims", dependencies: ["CPNG", "CJPEG"]),
 
         .target(name: "KilnSystem"),
         .target(name: "KilnCore", dependencies: [

@@ -16,7 +16,7 @@ KILN_BIN="${KILN_BIN:-$KILN_ROOT_DIR/.build/release/kiln}"
 KILN_APT_PACKAGES=(
     libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libwebp-dev
     libmagic-dev liblcms2-dev wrk pkg-config python3 python3-venv python3-pip
-    ca-certificates git procps iproute2 apache2 lighttpd
+    ca-certificates git procps iproute2 apache2 lighttpd libjpeg-turbo-progs
 )
 
 kiln_log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

@@ -1,7 +1,8 @@
 import CTurboJPEG
 import KilnCore
 
-/// Decodes JPEG with libjpeg-turbo's TurboJPEG API (v2, libjpeg-turbo 2.1).
+/// Decodes JPEG with libjpeg-turbo's TurboJPEG API (v2, libjpeg-turbo 2.1), and with libjpeg's
+/// own API the colour files whose sampling factors TurboJPEG cannot classify (`LibJPEGFallback`).
 ///
 /// - Strict policy: every libjpeg warning ("Premature end of JPEG file", "Corrupt JPEG data: …",
 ///   "Inconsistent progression sequence …") is a `DecodeError.corrupt` carrying libjpeg's message,
@@ -42,7 +43,9 @@ public struct JPEGDecoder: ImageDecoding, Sendable {
 
     private struct HeaderInfo {
         var header: ImageHeader
-        var colorspace: Int32
+        var isCMYK: Bool
+        /// Sampling TurboJPEG cannot classify: decoded through libjpeg's API (`LibJPEGFallback`).
+        var fallback: LibJPEGFallback.Info?
     }
 
     private static func makeHandle() throws(DecodeError) -> TurboJPEGHandle {
@@ -62,10 +65,17 @@ public struct JPEGDecoder: ImageDecoding, Sendable {
         var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
         let rc = tjDecompressHeader3(handle.raw, base.assumingMemoryBound(to: UInt8.self), UInt(bytes.count),
                                      &width, &height, &subsampling, &colorspace)
-        guard rc == 0 else { throw handle.decodeError }
+        guard rc == 0 else {
+            guard LibJPEGFallback.applies(to: handle.errorMessage) else { throw handle.decodeError }
+            let info = try LibJPEGFallback.header(bytes)
+            let header = ImageHeader(format: .jpeg, width: info.width, height: info.height,
+                                     frameCount: 1, orientation: markers.orientation, hasAlpha: false)
+            return HeaderInfo(header: header, isCMYK: info.isCMYK, fallback: info)
+        }
         let header = ImageHeader(format: .jpeg, width: Int(width), height: Int(height),
                                  frameCount: 1, orientation: markers.orientation, hasAlpha: false)
-        return HeaderInfo(header: header, colorspace: colorspace)
+        let isCMYK = colorspace == Int32(TJCS_CMYK.rawValue) || colorspace == Int32(TJCS_YCCK.rawValue)
+        return HeaderInfo(header: header, isCMYK: isCMYK, fallback: nil)
     }
 
     private static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions,
@@ -75,22 +85,26 @@ public struct JPEGDecoder: ImageDecoding, Sendable {
         try options.limits.check(info.header)
 
         let factor = TurboJPEGHandle.factor(for: info.header.size, minimum: options.minimumSize)
-        let width = TurboJPEGHandle.scaled(info.header.width, factor)
-        let height = TurboJPEGHandle.scaled(info.header.height, factor)
-        let isCMYK = info.colorspace == Int32(TJCS_CMYK.rawValue) || info.colorspace == Int32(TJCS_YCCK.rawValue)
-        let pixelFormat = isCMYK ? TJPF_CMYK : TJPF_RGB
-        let channels = isCMYK ? 4 : 3
-        let flags = TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS
-
-        var failed = false
-        let decoded = [UInt8](unsafeUninitializedCapacity: width * height * channels) { buffer, initialized in
-            let rc = tjDecompress2(handle.raw, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                   UInt(bytes.count), buffer.baseAddress, Int32(width), Int32(width * channels),
-                                   Int32(height), pixelFormat.rawValue, flags)
-            failed = rc != 0
-            initialized = failed ? 0 : width * height * channels
+        var width = TurboJPEGHandle.scaled(info.header.width, factor)
+        var height = TurboJPEGHandle.scaled(info.header.height, factor)
+        let isCMYK = info.isCMYK
+        let decoded: [UInt8]
+        if let fallback = info.fallback {
+            (decoded, width, height) = try LibJPEGFallback.decode(bytes, info: fallback, factor: factor)
+        } else {
+            let pixelFormat = isCMYK ? TJPF_CMYK : TJPF_RGB
+            let channels = isCMYK ? 4 : 3
+            let flags = TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS
+            var failed = false
+            decoded = [UInt8](unsafeUninitializedCapacity: width * height * channels) { buffer, initialized in
+                let rc = tjDecompress2(handle.raw, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                       UInt(bytes.count), buffer.baseAddress, Int32(width), Int32(width * channels),
+                                       Int32(height), pixelFormat.rawValue, flags)
+                failed = rc != 0
+                initialized = failed ? 0 : width * height * channels
+            }
+            guard !failed else { throw handle.decodeError }
         }
-        guard !failed else { throw handle.decodeError }
 
         let markers = JPEGMarkers.scan(bytes, collectPayloads: true)
         let rgb = isCMYK ? cmykToRGB(decoded, markers: markers, colorConverter: colorConverter) : decoded

@@ -33,6 +33,7 @@ public struct KilnConfiguration: Sendable, Equatable {
     public init(_ values: ConfigValues) throws(ConfigError) {
         try KilnConfiguration.catalog.validateKeys(values)
         server = try ServerConfiguration(values)
+        try server.resolvePeerSecret(origin: values.origin)
         log = try LogConfiguration(values)
         source = try SourceConfiguration(values)
         limits = try LimitsConfiguration(values)

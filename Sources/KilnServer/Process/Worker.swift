@@ -118,6 +118,7 @@ public struct Worker {
             ? scoreboard.map { WorkerMetrics(factory: ScoreboardMetricsFactory(board: $0, slot: scoreboardSlot ?? 0)) } : nil
         let monitor = RequestMonitor(scoreboard: scoreboard, slot: scoreboardSlot ?? -1, metrics: metrics)
         responder.monitor = monitor
+        responder.peerAccess = PeerAccess(configuration)
         handler.observe(with: monitor)
         logger.debug("worker ready")
         var recycle: Int?

@@ -82,6 +82,8 @@ class Network:
         self.mode = "netns"
         self.note = ""
         try:
+            if os.environ.get("KILN_HOSTS_LOOPBACK"):  # to try the fallback by hand
+                raise RuntimeError("KILN_HOSTS_LOOPBACK is set")
             self._make_namespaces()
         except (RuntimeError, FileNotFoundError, subprocess.TimeoutExpired) as e:
             self.remove()
@@ -560,3 +562,16 @@ def test_peer_access(fleet, distribution):
     r = fleet.client().get("/" + "A" * 43 + uri)
     assert r.status == 403
     assert_plain_error(r, "forged signature")
+
+
+def test_secret_hidden_from_config_dump(environment_ok):
+    """`kiln config dump` shows the secret (from a flag or KILN_SERVER_PEER_SECRET) as hidden."""
+    for args, env in (([f"--set", f"server.peer_secret={SECRET}"], {}), ([], {"KILN_SERVER_PEER_SECRET": SECRET})):
+        p = subprocess.run([str(KILN_BIN), "config", "dump", *args], capture_output=True, text=True, timeout=30,
+                           env={**os.environ, **env})
+        assert p.returncode == 0, p.stderr
+        line = next(l for l in p.stdout.splitlines() if l.startswith("server.peer_secret "))
+        assert SECRET not in p.stdout + p.stderr and "(hidden)" in line, line
+    p = subprocess.run([str(KILN_BIN), "config", "dump", "--set", "server.peer_secret=short secret"],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 2 and "server.peer_secret" in p.stderr and "short secret" not in p.stderr, p.stderr

@@ -62,19 +62,19 @@ import Testing
     @Test func configuration() throws {
         let defaults = try KilnConfiguration(ConfigValues())
         #expect(defaults.server.allowedPeers == PeerNetwork.loopback)
-        #expect(defaults.server.effectivePeerSecret == "")
-        #expect(PeerAccess(defaults.server).secret == nil)
+        #expect(try defaults.server.resolvedPeerSecret() == "")
+        #expect(try PeerAccess(defaults.server).secret == nil)
         let secret = "0123456789abcdef0123456789abcdef"
         let c = try KilnConfiguration(ConfigValues([
             "server.allowed_peers": "10.77.0.1,fd00::/8", "server.peer_secret": secret]))
         #expect(c.server.allowedPeers.map(\.description) == ["10.77.0.1", "fd00::/8"])
-        #expect(c.server.effectivePeerSecret == secret)
-        #expect(PeerAccess(c.server).secret == Array(secret.utf8))
+        #expect(try c.server.resolvedPeerSecret() == secret)
+        #expect(try PeerAccess(c.server).secret == Array(secret.utf8))
 
         let file = try TemporaryFile.write(secret + "\n")
         defer { unlink(file) }
         let fromFile = try KilnConfiguration(ConfigValues(["server.peer_secret_file": file]))
-        #expect(fromFile.server.effectivePeerSecret == secret, "the file's final newline is not part of the secret")
+        #expect(try fromFile.server.resolvedPeerSecret() == secret, "the file's final newline is not part of the secret")
         #expect(throws: ConfigError.self) {
             try KilnConfiguration(ConfigValues(["server.peer_secret_file": file, "server.peer_secret": secret]))
         }

@@ -50,8 +50,6 @@ public struct ServerConfiguration: ConfigSection, Equatable {
     public var peerSecret = Key.peerSecret.defaultValue
     /// File holding the peer secret instead (Docker secrets, a 0600 file), read at start and reload.
     public var peerSecretFile = Key.peerSecretFile.defaultValue
-    /// The secret in force, from `peer_secret` or the file (`resolvePeerSecret`); empty: none.
-    public private(set) var effectivePeerSecret = ""
 
     /// The `[server]` keys: the one place their names, types, defaults and ranges are written.
     public enum Key {
@@ -132,12 +130,11 @@ public struct ServerConfiguration: ConfigSection, Equatable {
     /// Keys whose values are secrets (`kiln config dump` hides them).
     public static let secretKeys: Set<String> = Set([Key.peerSecret].filter(\.isSecret).map(\.key))
 
-    /// Reads `peer_secret_file` when set (refusing a secret in both places) into `effectivePeerSecret`.
-    public mutating func resolvePeerSecret(origin: (String) -> String = { _ in "default" }) throws(ConfigError) {
-        guard !peerSecretFile.isEmpty else {
-            effectivePeerSecret = peerSecret
-            return
-        }
+    /// The secret in force: `peer_secret`, or the contents of `peer_secret_file` (read now; a
+    /// final newline is not part of it); empty: none. Refuses a secret in both places, and a file
+    /// that cannot be read or does not hold a valid secret.
+    public func resolvedPeerSecret(origin: (String) -> String = { _ in "default" }) throws(ConfigError) -> String {
+        guard !peerSecretFile.isEmpty else { return peerSecret }
         let fileKey = Key.peerSecretFile.key
         guard peerSecret.isEmpty else {
             throw .invalid(key: fileKey, value: peerSecretFile, expected: "empty while \(Key.peerSecret.key) is set (the secret comes from one place)",
@@ -155,7 +152,7 @@ public struct ServerConfiguration: ConfigSection, Equatable {
             throw .invalid(key: fileKey, value: peerSecretFile, expected: "a file holding one line of \(Key.peerSecret.expected.dropFirst("empty, or ".count))",
                            origin: origin(fileKey))
         }
-        effectivePeerSecret = String(text)
+        return String(text)
     }
 
     /// 16 to 1024 printable ASCII characters, no spaces: it travels in nginx's configuration as a

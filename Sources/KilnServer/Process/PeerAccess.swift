@@ -1,5 +1,6 @@
 import CKilnShims
 import Glibc
+import KilnCore
 import KilnSystem
 import Logging
 
@@ -28,9 +29,9 @@ public struct PeerAccess: Sendable {
         self.secret = secret.flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    /// The guards of a configuration (`resolvePeerSecret` must have run for the secret file).
-    public init(_ configuration: ServerConfiguration) {
-        self.init(allowedPeers: configuration.allowedPeers, secret: Array(configuration.effectivePeerSecret.utf8))
+    /// The guards of a configuration; reads `peer_secret_file` when set.
+    public init(_ configuration: ServerConfiguration) throws(ConfigError) {
+        self.init(allowedPeers: configuration.allowedPeers, secret: Array(try configuration.resolvedPeerSecret().utf8))
     }
 
     /// nil when the peer of the accepted connection `fd` may talk to Kiln (a unix socket, or an

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -148,3 +149,25 @@ int kiln_spawn_closefrom(posix_spawn_file_actions_t *actions, int from) {
 }
 
 char *const *kiln_environ(void) { return environ; }
+
+int kiln_peer_address(int fd, unsigned char out[16]) {
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    memset(&ss, 0, sizeof ss);
+    if (getpeername(fd, (struct sockaddr *)&ss, &len) != 0) return -1;
+    if (ss.ss_family == AF_INET) {
+        memcpy(out, &((struct sockaddr_in *)&ss)->sin_addr, 4);
+        return 4;
+    }
+    if (ss.ss_family == AF_INET6) {
+        const unsigned char *a = ((struct sockaddr_in6 *)&ss)->sin6_addr.s6_addr;
+        static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+        if (memcmp(a, mapped, 12) == 0) {
+            memcpy(out, a + 12, 4);
+            return 4;
+        }
+        memcpy(out, a, 16);
+        return 16;
+    }
+    return 0;
+}

@@ -40,7 +40,7 @@ import Testing
         #expect(c.pidFile == "/run/kiln.pid")
         #expect(c.requestReadTimeout == 1.5 && c.keepaliveTimeout == 0)
         #expect(c.queueTimeout == 0.25 && c.statusListen == "off" && c.statusAddress == nil && !c.metrics)
-        #expect(ServerConfiguration.keys.count == 14)
+        #expect(ServerConfiguration.keys.count == 17)
     }
 
     @Test(arguments: [

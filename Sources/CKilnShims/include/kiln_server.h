@@ -67,4 +67,9 @@ int kiln_spawn_closefrom(posix_spawn_file_actions_t *actions, int from);
 /* The process environment (environ), for posix_spawn. */
 char *const *kiln_environ(void);
 
+/* The address of the peer of the connected socket fd (getpeername): writes 4 bytes (IPv4,
+ * also for an IPv4-mapped IPv6 peer such as ::ffff:10.0.0.1) or 16 bytes (IPv6) to `out` and
+ * returns their count; 0 for a unix socket (no address); -1/errno on failure. */
+int kiln_peer_address(int fd, unsigned char out[16]);
+
 #endif

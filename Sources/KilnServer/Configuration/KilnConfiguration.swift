@@ -33,6 +33,7 @@ public struct KilnConfiguration: Sendable, Equatable {
     public init(_ values: ConfigValues) throws(ConfigError) {
         try KilnConfiguration.catalog.validateKeys(values)
         server = try ServerConfiguration(values)
+        _ = try server.resolvedPeerSecret(origin: values.origin)  // the file is read again by each worker
         log = try LogConfiguration(values)
         source = try SourceConfiguration(values)
         limits = try LimitsConfiguration(values)

@@ -1,6 +1,7 @@
 import CKilnShims
 import Glibc
 import KilnCore
+import KilnSystem
 
 /// `[server]`: the master and its workers. Read once at start-up (and again on SIGHUP).
 public struct ServerConfiguration: ConfigSection, Equatable {
@@ -42,6 +43,13 @@ public struct ServerConfiguration: ConfigSection, Equatable {
     public var statusListen = Key.statusListen.defaultValue
     /// Whether workers count requests for `/_kiln/metrics` (a few atomic adds per request).
     public var metrics = Key.metrics.defaultValue
+    /// TCP peers that may connect (main and status socket); others are closed unread. Not
+    /// checked on unix sockets. See `PeerAccess`.
+    public var allowedPeers: [PeerNetwork] = Key.allowedPeers.defaultValue
+    /// When not empty, every request must carry it as the FastCGI param `KILN_PEER_SECRET`.
+    public var peerSecret = Key.peerSecret.defaultValue
+    /// File holding the peer secret instead (Docker secrets, a 0600 file), read at start and reload.
+    public var peerSecretFile = Key.peerSecretFile.defaultValue
 
     /// The `[server]` keys: the one place their names, types, defaults and ranges are written.
     public enum Key {
@@ -86,6 +94,17 @@ public struct ServerConfiguration: ConfigSection, Equatable {
         public static let metrics = Setting.bool(
             "server.metrics", default: true,
             doc: "workers count every request for `/_kiln/metrics` (off: the metrics stay at zero; the status page and health still work)")
+        public static let allowedPeers = Setting<[PeerNetwork]>.custom(
+            "server.allowed_peers", default: PeerNetwork.loopback, type: "address list",
+            expected: "IPv4/IPv6 addresses or CIDR networks separated by commas, such as 10.0.0.5,10.1.0.0/16,fd00::/8 (0.0.0.0/0,::/0: anyone)",
+            doc: "with a TCP `listen`, the only peers whose connections are served (main and status socket); others are closed before anything is read",
+            parse: { PeerNetwork.parseList($0) }, format: { PeerNetwork.formatList($0) })
+        public static let peerSecret = Setting.text(
+            "server.peer_secret", default: "", expected: "empty, or 16 to 1024 printable ASCII characters without spaces (openssl rand -hex 32)",
+            doc: "when set, every request must carry this value as the FastCGI param `KILN_PEER_SECRET`, else 403; prefer `peer_secret_file` or `KILN_SERVER_PEER_SECRET`",
+            check: { $0.isEmpty || ServerConfiguration.isPeerSecret($0) }).secret()
+        public static let peerSecretFile = Setting.text("server.peer_secret_file", default: "",
+                                                        doc: "file holding the peer secret instead (one line); empty: none")
     }
 
     public static let fields: [ConfigField<Self>] = [
@@ -103,7 +122,44 @@ public struct ServerConfiguration: ConfigSection, Equatable {
         ConfigField(Key.queueTimeout) { $0.queueTimeout = $1 },
         ConfigField(Key.statusListen) { $0.statusListen = $1 },
         ConfigField(Key.metrics) { $0.metrics = $1 },
+        ConfigField(Key.allowedPeers) { $0.allowedPeers = $1 },
+        ConfigField(Key.peerSecret) { $0.peerSecret = $1 },
+        ConfigField(Key.peerSecretFile) { $0.peerSecretFile = $1 },
     ]
+
+    /// Keys whose values are secrets (`kiln config dump` hides them).
+    public static let secretKeys: Set<String> = Set([Key.peerSecret].filter(\.isSecret).map(\.key))
+
+    /// The secret in force: `peer_secret`, or the contents of `peer_secret_file` (read now; a
+    /// final newline is not part of it); empty: none. Refuses a secret in both places, and a file
+    /// that cannot be read or does not hold a valid secret.
+    public func resolvedPeerSecret(origin: (String) -> String = { _ in "default" }) throws(ConfigError) -> String {
+        guard !peerSecretFile.isEmpty else { return peerSecret }
+        let fileKey = Key.peerSecretFile.key
+        guard peerSecret.isEmpty else {
+            throw .invalid(key: fileKey, value: peerSecretFile, expected: "empty while \(Key.peerSecret.key) is set (the secret comes from one place)",
+                           origin: origin(fileKey))
+        }
+        let bytes: [UInt8]
+        do throws(SystemError) {
+            bytes = try Files.read(peerSecretFile)
+        } catch {
+            throw .invalid(key: fileKey, value: peerSecretFile, expected: "a readable file (\(Errno.text(error.code)))", origin: origin(fileKey))
+        }
+        var text = Substring(String(decoding: bytes, as: UTF8.self))
+        while let last = text.last, last == "\n" || last == "\r" || last == " " || last == "\t" { text = text.dropLast() }
+        guard ServerConfiguration.isPeerSecret(String(text)) else {
+            throw .invalid(key: fileKey, value: peerSecretFile, expected: "a file holding one line of \(Key.peerSecret.expected.dropFirst("empty, or ".count))",
+                           origin: origin(fileKey))
+        }
+        return String(text)
+    }
+
+    /// 16 to 1024 printable ASCII characters, no spaces: it travels in nginx's configuration as a
+    /// `fastcgi_param` value.
+    static func isPeerSecret(_ s: String) -> Bool {
+        (16...1024).contains(s.utf8.count) && s.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f }
+    }
 
     /// The address of `status_listen`, nil when `off` (or `auto` cannot derive one).
     public var statusAddress: ListenAddress? {

@@ -24,6 +24,10 @@ public final class FastCGIResponder {
     public var monitor: RequestMonitor?
     /// Request ids and the access line of each request (the process's `[log]` settings).
     public var accessLog = AccessLog.process
+    /// `server.allowed_peers` and `server.peer_secret`; nil: anyone (tests, spawn-fcgi).
+    public var peerAccess: PeerAccess?
+    /// Connections closed for `peerAccess`'s allow-list.
+    public let refusals = PeerRefusals(listener: "main")
 
     /// Why `serve` returned.
     public enum Outcome: Equatable, Sendable {
@@ -66,6 +70,10 @@ public final class FastCGIResponder {
                 if FastCGIResponder.acceptRetries.contains(e) { continue }
                 return e == EINVAL ? .listenerClosed : .acceptFailed(e)
             }
+            if let peer = peerAccess?.refusedPeer(fd: fd) {
+                refusals.refuse(fd: fd, peer: peer, logger: logger)
+                continue
+            }
             let connection = FastCGIConnection(fd: fd, timeouts: timeouts, limits: limits)
             if serve(connection, handler: handler, maxRequests: maxRequests, shouldStop: shouldStop) {
                 return .maxRequestsReached
@@ -94,6 +102,10 @@ public final class FastCGIResponder {
             }
             _ = fcntl(c, F_SETFD, FD_CLOEXEC)
             accepted += 1
+            if let peer = peerAccess?.refusedPeer(fd: c) {
+                refusals.refuse(fd: c, peer: peer, logger: logger)
+                continue
+            }
             // The stop flag is set: a connection the web server keeps is closed after its request.
             let connection = FastCGIConnection(fd: c, timeouts: timeouts, limits: limits)
             _ = serve(connection, handler: handler, maxRequests: 0) { true }
@@ -127,7 +139,13 @@ public final class FastCGIResponder {
             let requestID = accessLog.requestID(for: httpRequest)
             let failed = RequestContext.with(requestID: requestID) { () -> Int32? in
                 monitor?.begin(uri: httpRequest.uri, requestID: requestID, connectionFD: connection.fd)
-                var response = handler.handle(httpRequest)
+                var response: HTTPResponse
+                do throws(PeerAccessError) {
+                    try peerAccess?.check(params: request.params)
+                    response = handler.handle(httpRequest)
+                } catch {
+                    response = FastCGIResponder.refusal(error)
+                }
                 response.headers.append(("X-Request-Id", requestID))
                 let records = FastCGIResponder.records(response, headOnly: httpRequest.method == "HEAD", requestID: request.id)
                 monitor?.responding()
@@ -193,6 +211,20 @@ public final class FastCGIResponder {
         if !headOnly { response.body.withUnsafeBufferPointer { records.appendStdout($0) } }
         records.appendEnd()
         return records
+    }
+
+    /// The answer to a request without the peer secret: the one-line reason, never cached.
+    static func refusal(_ error: PeerAccessError) -> HTTPResponse {
+        let mapped = ErrorMapping.map(error)
+        let body = Array((mapped.message + "\n").utf8)
+        var response = HTTPResponse(status: mapped.status, headers: [
+            ("Content-Type", "text/plain; charset=utf-8"),
+            ("Content-Length", String(body.count)),
+            ("Cache-Control", "no-store"),
+            ("X-Content-Type-Options", "nosniff"),
+        ], body: body)
+        response.reason = mapped.logMessage
+        return response
     }
 
     static func mayHaveBody(_ status: Int) -> Bool {

@@ -17,9 +17,15 @@ public enum ErrorMapping {
     }
 
     public static func map(_ error: any Error) -> Mapped {
+        if let refused = error as? PeerAccessError { return map(refused) }
         let failure = PipelineFailure(error)
         return Mapped(status: status(of: failure.kind), message: failure.message,
                       logMessage: failure.detail ?? failure.message, outcome: failure.outcome)
+    }
+
+    /// A request without the peer secret (`server.peer_secret`): 403, the one-line reason.
+    public static func map(_ error: PeerAccessError) -> Mapped {
+        Mapped(status: 403, message: error.description, logMessage: error.description, outcome: nil)
     }
 
     /// The HTTP status of a failure kind.

@@ -74,6 +74,7 @@ extension Master {
                 break
             }
             answered += 1
+            guard admits(fd, refusals: mainRefusals) else { continue }
             answer(fd) { _ in Master.overloadResponse(queueTimeout: configuration.queueTimeout) }
             // A health check never waits behind the shedding.
             answerStatusIfWaiting()
@@ -97,8 +98,16 @@ extension Master {
     func answerStatusConnection() {
         guard let statusSocket else { return }
         let fd = kiln_accept_within(statusSocket.fd, 10)
-        guard fd >= 0 else { return }
+        guard fd >= 0, admits(fd, refusals: statusRefusals) else { return }
         answer(fd) { request in statusResponse(for: request) }
+    }
+
+    /// Whether the peer of the accepted `fd` is in `server.allowed_peers`; if not, `fd` is closed
+    /// unread and counted. The status socket needs no peer secret (it renders nothing).
+    func admits(_ fd: Int32, refusals: PeerRefusals) -> Bool {
+        guard let peer = PeerAccess(allowedPeers: configuration.allowedPeers).refusedPeer(fd: fd) else { return true }
+        refusals.refuse(fd: fd, peer: peer, logger: logger)
+        return false
     }
 
     /// Reads one request from the accepted connection `fd` (bounded by `answerTimeout`), writes

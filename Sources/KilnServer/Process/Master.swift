@@ -70,6 +70,9 @@ public final class Master {
     /// Connections the master answered with 503 itself, and when it last logged about it.
     var overloadAnswers = 0
     var overloadLogged = 0.0
+    /// Connections closed for `server.allowed_peers` (main socket while overloaded, status socket).
+    let mainRefusals = PeerRefusals(listener: "main")
+    let statusRefusals = PeerRefusals(listener: "status")
     /// Every worker's counters added up, and the master's own (`/_kiln/metrics`).
     let exporter = MetricsExporter()
     let startedAt = Master.now()

@@ -104,6 +104,15 @@ public struct Worker {
             return ExitStatus.failure
         }
 
+        // Never serve without the secret the configuration asks for (its file may have gone).
+        let peerAccess: PeerAccess
+        do {
+            peerAccess = try PeerAccess(configuration)
+        } catch {
+            logger.error("invalid configuration: \(error)")
+            return ExitStatus.configuration
+        }
+
         let responder = FastCGIResponder(listenFD: 0, requestReadTimeout: configuration.requestReadTimeout,
                                          keepaliveTimeout: configuration.keepaliveTimeout, logger: logger)
         var scoreboard: Scoreboard?
@@ -118,6 +127,7 @@ public struct Worker {
             ? scoreboard.map { WorkerMetrics(factory: ScoreboardMetricsFactory(board: $0, slot: scoreboardSlot ?? 0)) } : nil
         let monitor = RequestMonitor(scoreboard: scoreboard, slot: scoreboardSlot ?? -1, metrics: metrics)
         responder.monitor = monitor
+        responder.peerAccess = peerAccess
         handler.observe(with: monitor)
         logger.debug("worker ready")
         var recycle: Int?

@@ -142,6 +142,36 @@ function specFromControls() {
   return parts.join("/");
 }
 
+// Typed options -> controls (what they can show; the typed text stays as it is).
+function controlsFromSpec(spec) {
+  const set = { "c-w": "", "c-h": "", "c-mode": "fit", "c-format": "", "c-q": "", "c-blur": "", "c-preset": "" };
+  for (const part of spec.split("/")) {
+    const [name, ...args] = part.trim().split(":");
+    if ((name === "rs" || name === "resize") && args.length >= 2) {
+      set["c-w"] = args[0];
+      set["c-h"] = args[1];
+      if (["fit", "fill", "force"].includes(args[2])) set["c-mode"] = args[2];
+    } else if ((name === "w" || name === "width") && args.length === 1) {
+      set["c-w"] = args[0];
+    } else if ((name === "h" || name === "height") && args.length === 1) {
+      set["c-h"] = args[0];
+    } else if ((name === "f" || name === "format") && args.length === 1) {
+      set["c-format"] = args[0];
+    } else if ((name === "q" || name === "quality") && args.length === 1) {
+      set["c-q"] = args[0];
+    } else if ((name === "bl" || name === "blur") && args.length === 1) {
+      set["c-blur"] = args[0];
+    } else if ((name === "pr" || name === "preset") && args.length === 1) {
+      set["c-preset"] = args[0];
+    }
+  }
+  for (const [id, value] of Object.entries(set)) {
+    const el = $(id);
+    if (el.tagName === "SELECT" && ![...el.options].some((o) => o.value === value)) continue;
+    el.value = value;
+  }
+}
+
 function renderSoon(ms = 350) {
   clearTimeout(state.timer);
   state.timer = setTimeout(render, ms);
@@ -326,12 +356,15 @@ async function start() {
   }
 
   $("spec-form").addEventListener("submit", (e) => { e.preventDefault(); render(); });
-  $("spec").addEventListener("input", () => renderSoon());
+  $("spec").addEventListener("input", () => { controlsFromSpec($("spec").value); renderSoon(); });
   $("source").addEventListener("change", () => { selectSource($("source").value.trim()); render(); });
   for (const id of ["c-w", "c-h", "c-mode", "c-format", "c-q", "c-blur", "c-preset"]) {
-    $(id).addEventListener("input", () => { $("spec").value = specFromControls(); renderSoon(); });
+    for (const type of ["input", "change"]) {
+      $(id).addEventListener(type, () => { $("spec").value = specFromControls(); renderSoon(); });
+    }
   }
 
+  controlsFromSpec($("spec").value);
   const images = await showImageList();
   if (images.length > 0) {
     const preferred = images.find((i) => /rocket/i.test(i.path)) || images[0];

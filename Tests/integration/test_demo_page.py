@@ -69,16 +69,19 @@ class DemoRun:
         self.out = self.dir / "run.out"
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
+        self.sign = sign
+        self.proc: subprocess.Popen | None = None
+        self.servers: list[int] = []  # kiln's and nginx's masters, for the last-resort cleanup
+
+    def start(self) -> "DemoRun":
         env = {**os.environ, "KILN_PORT": str(self.port), "KILN_SKIP_BUILD": "1", "KILN_BIN": str(KILN_BIN),
-               "KILN_WORKERS": "2", "KILN_DEMO_SIGN": "1" if sign else "0"}
+               "KILN_WORKERS": "2", "KILN_DEMO_SIGN": "1" if self.sign else "0"}
         self.proc = subprocess.Popen([str(REPO / "scripts" / "run")], stdin=subprocess.DEVNULL,
                                      stdout=open(self.out, "wb"), stderr=subprocess.STDOUT, env=env,
                                      start_new_session=True)
-        self.servers: list[int] = []  # kiln's and nginx's masters, for the last-resort cleanup
         deadline = time.monotonic() + 30
         while "Press Ctrl-C to stop." not in self.output():
             if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
                 pytest.fail(f"scripts/run did not start (status {self.proc.returncode}):\n{self.output()}",
                             pytrace=False)
             time.sleep(0.1)
@@ -88,16 +91,17 @@ class DemoRun:
         for name in ("kiln.master.pid", "nginx.master.pid"):
             self.servers.append(int((self.run_dir / name).read_text()))
         self.client = HttpClient("127.0.0.1", self.port)
+        return self
 
     def output(self) -> str:
         return self.out.read_text(errors="replace")
 
     def stop(self) -> None:
         workers = [c for p in self.servers for c in child_pids(p)]
-        if self.proc.poll() is None:
+        if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(40)
+                self.proc.wait(25)
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
@@ -146,7 +150,7 @@ def demo():
 
     def start(sign: bool = False) -> DemoRun:
         runs.append(DemoRun(sign))
-        return runs[-1]
+        return runs[-1].start()
 
     yield start
     for r in runs:

@@ -216,12 +216,14 @@ def text(driver, element_id: str) -> str:
     return driver.execute_script(f"return document.getElementById('{element_id}').textContent").strip()
 
 
-def screenshot(driver, name: str) -> Path:
+def screenshot(driver, name: str, capsys) -> Path:
+    """Saves the page as .build/artifacts/NAME and says where in the test output (not captured)."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / name
     assert driver.save_screenshot(str(path)), f"no screenshot at {path}"
     assert path.stat().st_size > 10_000, f"{path} is suspiciously small"
-    print(f"demo page screenshot: {path}")
+    with capsys.disabled():
+        print(f"\n    demo page screenshot: {path}")
     return path
 
 
@@ -266,7 +268,7 @@ def run_url(driver, path: str) -> str:
 
 # ---- tests -------------------------------------------------------------------------------------
 
-def test_demo_page_renders_a_spec_with_its_timing(browser, demo):
+def test_demo_page_renders_a_spec_with_its_timing(browser, demo, capsys):
     run = demo(sign=False)
     # `/` is the page; image URLs still reach kiln; the images folder is listed, not served by nginx.
     page = run.client.get("/")
@@ -292,7 +294,7 @@ def test_demo_page_renders_a_spec_with_its_timing(browser, demo):
         == ["200", "150", "fill", "webp"]
     first = check_result(browser, log, url, 200, 150)
     assert first["x-cache"] == "MISS" and first["content-type"] == "image/webp", first
-    shot = screenshot(browser, "demo-page.png")  # a rendered answer: every phase in the chart
+    screenshot(browser, "demo-page.png", capsys)  # a rendered answer: every phase in the chart
     browser.execute_script("document.getElementById('apply').click()")
     wait_for(browser, "document.getElementById('history').tBodies[0].rows.length >= 2 && "
                       "document.getElementById('result').dataset.state === 'done'", "the second answer")
@@ -326,10 +328,9 @@ def test_demo_page_renders_a_spec_with_its_timing(browser, demo):
     assert text(browser, "error") == answer.body.decode().strip()
     assert text(browser, "f-status").startswith("400")
     assert browser.execute_script("return document.getElementById('result-img').hidden")
-    print(f"screenshot of the demo page: {shot}")
 
 
-def test_demo_page_signs_urls_when_signing_is_on(browser, demo):
+def test_demo_page_signs_urls_when_signing_is_on(browser, demo, capsys):
     run = demo(sign=True)
     config = json.loads(run.client.get("/_demo/config.json").body)
     assert config["demo_only"] is True and config["signing"], config
@@ -356,7 +357,7 @@ def test_demo_page_signs_urls_when_signing_is_on(browser, demo):
         return t.length > 0 && t.every(i => i.complete && i.naturalWidth > 0) && t.length; })()""",
                       "the signed thumbnails")
     assert thumbs == len(demo_images())
-    screenshot(browser, "demo-page-signed.png")
+    screenshot(browser, "demo-page-signed.png", capsys)
 
 
 def test_demo_locations_in_the_tests_stack(make_stack, root):

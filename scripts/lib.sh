@@ -9,14 +9,22 @@
 KILN_ROOT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 KILN_BIN="${KILN_BIN:-$KILN_ROOT_DIR/.build/release/kiln}"
 
-# Debian packages the build, the tests and the benchmarks need. nginx is handled apart:
-# any of nginx, nginx-light, nginx-core, nginx-full will do. apache2 and lighttpd: the other
-# FastCGI front ends (frontends/, Tests/integration/test_frontends.py), run by the tests as
-# private instances only (about 50 s to install both, apt-get update included).
+# Debian packages the build, scripts/run and the benchmarks need. nginx is handled apart: any of
+# nginx, nginx-light, nginx-core, nginx-full will do.
 KILN_APT_PACKAGES=(
     libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libwebp-dev
     libmagic-dev liblcms2-dev wrk pkg-config python3 python3-venv python3-pip
-    ca-certificates git procps iproute2 apache2 lighttpd libjpeg-turbo-progs
+    ca-certificates git procps
+)
+# What only the tests need (`kiln_install_deps --test`, scripts/test):
+# - apache2, lighttpd: the other FastCGI front ends (frontends/, test_frontends.py), run as
+#   private instances only (about 50 s to install both, apt-get update included);
+# - iproute2: network namespaces for the fleet test (test_hosts.py);
+# - libjpeg-turbo-progs: cjpeg/djpeg for the JPEG sampling test (test_jpeg_sampling.py);
+# - chromium, chromium-driver and a font: the demo page's headless-browser test
+#   (test_demo_page.py, Selenium) and its screenshot.
+KILN_TEST_APT_PACKAGES=(
+    iproute2 apache2 lighttpd libjpeg-turbo-progs chromium chromium-driver fonts-dejavu-core
 )
 
 kiln_log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
@@ -32,16 +40,17 @@ kiln_have_nginx() {
     command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ]
 }
 
-# Installs whatever is missing from KILN_APT_PACKAGES (and nginx-light when no nginx is
-# there). Each package is checked with dpkg first, so a second run costs a fraction of a
+# kiln_install_deps [--test]: installs whatever is missing from KILN_APT_PACKAGES (plus
+# KILN_TEST_APT_PACKAGES with --test, and nginx-light when no nginx is there). Each package is checked with dpkg first, so a second run costs a fraction of a
 # second and needs no network; `apt-get update` runs only when something is missing.
 kiln_install_deps() {
-    local missing=() p
+    local missing=() p wanted=("${KILN_APT_PACKAGES[@]}")
+    [ "${1:-}" = --test ] && wanted+=("${KILN_TEST_APT_PACKAGES[@]}")
     if ! command -v dpkg-query >/dev/null 2>&1; then
-        kiln_warn "not a Debian system (no dpkg): install by hand: ${KILN_APT_PACKAGES[*]} nginx"
+        kiln_warn "not a Debian system (no dpkg): install by hand: ${wanted[*]} nginx"
         return 0
     fi
-    for p in "${KILN_APT_PACKAGES[@]}"; do
+    for p in "${wanted[@]}"; do
         kiln_pkg_installed "$p" || missing+=("$p")
     done
     kiln_have_nginx || missing+=(nginx-light)
@@ -128,6 +137,8 @@ kiln_make_run_dir() {
 # kiln socket must therefore let `nobody` in: start kiln with `--socket-mode 0666` and
 # keep the socket in a 0755 folder (kiln_make_run_dir). STATIC_DIR must be readable by
 # nobody too. Started as another user, nginx keeps that user and this works the same.
+#
+# KILN_NGINX_DEMO=IMAGE_DIR adds the demo page (scripts/run; see kiln_demo_locations).
 kiln_write_nginx_conf() {
     local dir="$1" port="$2" sock="$3" static="${4:-}"
     local locations="$KILN_ROOT_DIR/nginx/kiln-locations.conf"
@@ -166,6 +177,10 @@ kiln_write_nginx_conf() {
             alias ${static%/}/;
             access_log off;
         }"
+    fi
+    local demo_block=""
+    if [ -n "${KILN_NGINX_DEMO:-}" ]; then
+        demo_block="$(kiln_demo_locations "$dir" "$KILN_NGINX_DEMO")" || return 1
     fi
     cat >"$dir/nginx.conf" <<EOF
 # Written by scripts/lib.sh kiln_write_nginx_conf; a private nginx for development and tests.
@@ -218,9 +233,103 @@ http {
         $front_include
         include $locations;
 $static_block
+$demo_block
     }
 }
 EOF
+}
+
+# kiln_demo_locations DIR IMAGE_DIR: the nginx locations of the demo page (web/), printed for
+# kiln_write_nginx_conf's server block. Only `/` itself (never an image URL: an image needs a
+# source path) and the private prefix /_demo/ are taken; every other URL still reaches kiln
+# through kiln-locations.conf's `location /`, so a tests' stack can use it unchanged.
+#   /                    web/index.html
+#   /_demo/...           web/'s files (page, script, style)
+#   /_demo/images/...    nginx's JSON listing (autoindex) of IMAGE_DIR's folders; folders only,
+#                        the images themselves are requested from kiln
+#   /_demo/config.json   DIR/demo-config.json (kiln_write_demo_config; an unsigned one is
+#                        written when there is none)
+# nginx's workers run as nobody (see above): web/ and IMAGE_DIR must be readable by them.
+kiln_demo_locations() {
+    local dir="$1" images="${2%/}" web="$KILN_ROOT_DIR/web"
+    [ -f "$web/index.html" ] || { kiln_warn "missing $web/index.html"; return 1; }
+    [ -d "$images" ] || { kiln_warn "no image folder $images for the demo page"; return 1; }
+    [ -f "$dir/demo-config.json" ] || kiln_write_demo_config "$dir" || return 1
+    cat <<EOF
+        # The demo page (scripts/lib.sh kiln_demo_locations).
+        location = / {
+            rewrite ^ /_demo/index.html last;
+        }
+        location /_demo/ {
+            alias $web/;
+            types {
+                text/html html;
+                text/css css;
+                text/javascript js;
+                application/json json;
+            }
+            charset utf-8;
+            charset_types text/css text/javascript application/json;
+            add_header Cache-Control no-cache;
+        }
+        location /_demo/images/ {
+            alias $images/;
+            autoindex on;
+            autoindex_format json;
+            add_header Cache-Control no-store;
+            if (\$uri !~ "/\$") {
+                return 404;
+            }
+        }
+        location = /_demo/config.json {
+            alias $dir/demo-config.json;
+            default_type application/json;
+            add_header Cache-Control no-store;
+        }
+EOF
+}
+
+# kiln_write_demo_config DIR [KEY_HEX SALT_HEX [SIZE]] [PRESET=CHAIN...]: writes
+# DIR/demo-config.json, what the demo page needs to know: the presets kiln was started with and,
+# when signing is on, a DEMO-ONLY key and salt that the page signs its URLs with (WebCrypto
+# HMAC). Anyone who can load the page can sign any URL with them: scripts/run makes a new
+# throwaway pair at every start, and a real deployment never gives its key to a page.
+kiln_write_demo_config() {
+    local dir="$1"
+    shift
+    local key="" salt="" size=32
+    if [ $# -ge 2 ] && [ "${1#*=}" = "$1" ]; then
+        key="$1" salt="$2"
+        shift 2
+        if [ $# -ge 1 ] && [ "${1#*=}" = "$1" ]; then
+            size="$1"
+            shift
+        fi
+    fi
+    python3 - "$dir/demo-config.json" "$key" "$salt" "$size" "$@" <<'PY' \
+        || { kiln_warn "could not write $dir/demo-config.json"; return 1; }
+import json, os, sys
+out, key, salt, size, *presets = sys.argv[1:]
+config = {
+    "_comment": "DEMO ONLY, written by scripts/run for its demo page and served only by the demo's "
+                "nginx. The signing key below is a throwaway made at start: a page that holds a key "
+                "lets anyone sign any URL. Never serve a real key.",
+    "demo_only": True,
+    "signing": {"key": key, "salt": salt, "size": int(size)} if key else None,
+    "presets": dict(p.split("=", 1) for p in presets),
+}
+tmp = out + ".tmp"
+with open(tmp, "w") as f:
+    json.dump(config, f, indent=2)
+    f.write("\n")
+os.chmod(tmp, 0o644)
+os.replace(tmp, out)
+PY
+}
+
+# kiln_random_hex BYTES: BYTES random bytes in hex (a demo signing key or salt).
+kiln_random_hex() {
+    od -An -v -tx1 -N"$1" /dev/urandom | tr -d ' \n'
 }
 
 # kiln_start_nginx DIR: starts nginx on DIR/nginx.conf in the background, waits until it

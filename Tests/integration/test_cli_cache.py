@@ -185,7 +185,9 @@ def test_a_worker_waits_for_warm_rendering_the_same_variant(make_stack, disk, ro
     stack = serve(make_stack, disk, *WAIT)
     listing = tmp_path / "paths.txt"
     listing.write_text(SLOW + "\n")
-    warm = subprocess.Popen([str(KILN_BIN), "warm", str(listing), *cache_args(disk, root)],
+    # --nice 0: at warm's default niceness, a machine busy with other work (a build) can starve
+    # the render past nginx's 30 s read timeout, and the waiting worker's client gets a 504.
+    warm = subprocess.Popen([str(KILN_BIN), "warm", "--nice", "0", str(listing), *cache_args(disk, root)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert _wait_for_lock(disk), "kiln warm never took a render lock"

@@ -10,8 +10,11 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pytest
 
 from helpers import KILN_BIN, LIB_SH, NGINX_DIR, HttpClient, SetupError
 
@@ -257,3 +260,21 @@ class KilnStack:
         if self.with_nginx:
             out += f"\n--- nginx error log ({self.nginx_log}) ---\n{tail(self.nginx_log)}"
         return out
+
+
+def running_stack(**kw) -> Iterator[KilnStack]:
+    """A started KilnStack for a module fixture (`yield from running_stack(root=root, ...)`): a
+    start that fails fails the test with its reason; afterwards SIGTERM, and the master must exit 0."""
+    s = KilnStack(**kw)
+    try:
+        s.start()
+    except SetupError as e:
+        s.stop(check=False)
+        s.cleanup()
+        pytest.fail(str(e), pytrace=False)
+    yield s
+    try:
+        code = s.stop()
+        assert code == 0, f"kiln master exited with {code} after SIGTERM\n{s.logs()}"
+    finally:
+        s.cleanup()

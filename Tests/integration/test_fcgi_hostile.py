@@ -13,8 +13,8 @@ import time
 import pytest
 
 from fcgiclient import _fcgi_len, _fcgi_record, fcgi_params
-from helpers import PHOTO_HD, SetupError
-from stack import KilnStack
+from helpers import PHOTO_HD
+from stack import running_stack
 
 READ_TIMEOUT = 1.0
 KEEPALIVE_TIMEOUT = 1.0
@@ -27,20 +27,9 @@ OK_PATH = "/w:32/f:png/pillow_hopper.jpg"
 
 @pytest.fixture(scope="module")
 def fstack(root):
-    s = KilnStack(root=root, workers=WORKERS, extra_args=[
+    yield from running_stack(root=root, workers=WORKERS, extra_args=[
         "--set", f"server.request_read_timeout={int(READ_TIMEOUT * 1000)}ms",
         "--set", f"server.keepalive_timeout={int(KEEPALIVE_TIMEOUT * 1000)}ms"])
-    try:
-        s.start()
-    except SetupError as e:
-        s.stop(check=False)
-        s.cleanup()
-        pytest.fail(str(e), pytrace=False)
-    yield s
-    try:
-        assert s.stop() == 0, s.logs()
-    finally:
-        s.cleanup()
 
 
 def begin(role: int = 1, keep: bool = False, request_id: int = 1) -> bytes:

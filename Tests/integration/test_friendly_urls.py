@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import SetupError, assert_plain_error, sign_path
-from stack import KilnStack
+from helpers import assert_plain_error, sign_path
+from stack import running_stack
 
 KEY = "6b1d2f0e3a4c5b6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3e4f"
 SALT = "a1b2c3d4e5f60718"
@@ -21,20 +21,9 @@ def sign(path: str) -> str:
 
 @pytest.fixture(scope="module")
 def friendly(root):
-    s = KilnStack(root=root, workers=1, extra_args=[
+    yield from running_stack(root=root, workers=1, extra_args=[
         "--set", f"security.keys={KEY}", "--set", f"security.salts={SALT}",
         "--set", f"presets.avatar={AVATAR}"])
-    try:
-        s.start()
-    except SetupError as e:
-        s.stop(check=False)
-        s.cleanup()
-        pytest.fail(str(e), pytrace=False)
-    yield s
-    try:
-        assert s.stop() == 0, s.logs()
-    finally:
-        s.cleanup()
 
 
 def test_everything_else_needs_a_signature(friendly):

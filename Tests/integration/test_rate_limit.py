@@ -13,8 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from helpers import NGINX_DIR, SetupError, assert_plain_error
-from stack import KilnStack
+from helpers import NGINX_DIR, assert_plain_error
+from stack import running_stack
 
 URL = "/w:8/f:jpeg/pillow_hopper.jpg"
 
@@ -42,19 +42,7 @@ RATE, BURST = shipped_numbers()
 @pytest.fixture(scope="module")
 def limited(root):
     """kiln behind nginx with the rate limit turned on."""
-    s = KilnStack(root=root, workers=2, rate_limit=True)
-    try:
-        s.start()
-    except SetupError as e:
-        s.stop(check=False)
-        s.cleanup()
-        pytest.fail(str(e), pytrace=False)
-    yield s
-    try:
-        code = s.stop()
-        assert code == 0, f"kiln master exited with {code} after SIGTERM\n{s.logs()}"
-    finally:
-        s.cleanup()
+    yield from running_stack(root=root, workers=2, rate_limit=True)
 
 
 def assert_rate_limited(r, what: str) -> None:

@@ -245,16 +245,50 @@ import KilnCore
         #expect(!second.overLimit && second.bytes <= (1 << 20) / 10 && second.entries == 1)
     }
 
-    @Test func maybeSweepRunsAfterATwentiethOfTheLimitWasWritten() {
+    /// The sweep runs on a thread of its own; its result comes with a later call (or `finishSweep`).
+    @Test func maybeSweepStartsABackgroundSweepAfterATwentiethOfTheLimitWasWritten() {
         let root = F.folder("maybe")
         defer { F.remove(root) }
-        let disk = cache(root, limit: 200_000, lowWater: 0.5)
-        #expect(disk.store(.image(F.image(5000)), for: F.key("a")))
-        #expect(disk.maybeSweep() == nil)               // 5 KB < 10 KB
-        #expect(disk.store(.image(F.image(6000)), for: F.key("b")))
-        #expect(disk.maybeSweep() != nil)
+        let disk = cache(root, limit: 1 << 20, lowWater: 0.5)
+        #expect(disk.store(.image(F.image(50_000)), for: F.key("a")))
+        #expect(disk.maybeSweep() == nil)               // 50 KB < 52 KB: none started
+        #expect(disk.bytesSinceSweep > 0)
+        for i in 0..<30 { #expect(disk.store(.image(F.image(50_000, seed: UInt8(i))), for: F.key("b\(i)"))) }
+        #expect(disk.maybeSweep() == nil)               // started; nothing finished yet to report
         #expect(disk.bytesSinceSweep == 0)
-        #expect(disk.maybeSweep() == nil)
+        let stats = disk.finishSweep(timeout: 30)
+        #expect(stats != nil && stats!.removedEntries > 0 && stats!.bytes <= (1 << 20) / 2)
+        #expect(disk.finishSweep(timeout: 1) == nil)    // reported once
+        #expect(disk.stats().bytes <= (1 << 20) / 2)
+    }
+
+    /// Memory bounded by the batch, LRU order kept across batches: the oldest go first.
+    @Test func sweepBatchesEvictTheOldestFirst() throws {
+        let root = F.folder("oldest")
+        defer { F.remove(root) }
+        let probe = cache(root)
+        #expect(probe.store(.image(F.image(1000)), for: F.key("probe")))
+        let entrySize = probe.stats().bytes
+        probe.removeEntry(for: F.key("probe"))
+        let disk = cache(root, limit: entrySize * 30, lowWater: 0.5)
+        let base = Int(Date().timeIntervalSince1970) - 100_000
+        // 40 entries, stored in an order unrelated to their age.
+        let order = (0..<40).map { ($0 * 17) % 40 }
+        var keys: [Int: CacheKey] = [:]
+        for age in order {
+            let key = F.key("e\(age)")
+            keys[age] = key
+            #expect(disk.store(.image(F.image(1000, seed: UInt8(age))), for: key))
+            F.setMtime(disk.entryPath(key.hex), base + age * 100)
+        }
+        let first = try #require(disk.sweep(maxBatch: 7))
+        #expect(first.removedEntries == 7 && first.overLimit)
+        // Looked up by file, not by `entry(for:)`, which would record an access.
+        let exists = { (age: Int) in FileManager.default.fileExists(atPath: disk.entryPath(keys[age]!.hex)) }
+        #expect((0..<40).filter { !exists($0) } == Array(0..<7))
+        let second = try #require(disk.sweep(maxBatch: 100))
+        #expect(!second.overLimit && second.entries == 15)
+        #expect((0..<40).filter(exists) == Array(25..<40))
     }
 
     @Test func sweepRemovesExpiredFailuresStaleLocksAndTemporaryFiles() throws {

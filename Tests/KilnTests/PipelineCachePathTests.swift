@@ -22,6 +22,7 @@ final class RecordingDisk: DataCaching, @unchecked Sendable {
 
     func removeEntry(for key: CacheKey) { entries[key.hex] = nil }
     func maybeSweep() -> SweepStats? { nil }
+    func finishSweep(timeout: Double) -> SweepStats? { nil }
 }
 
 extension CacheEntry {

@@ -43,8 +43,13 @@ public final class DiskCache: DataCaching, RenderLocking {
     /// Whether a write failure (entry, temporary or lock file) was logged as a warning already.
     private var warned = false
     private var sequence = 0
-    /// Bytes stored since the last `maybeSweep` that swept.
+    /// Bytes stored since the last `maybeSweep` that started a sweep.
     public internal(set) var bytesSinceSweep = 0
+    /// The sweeps `maybeSweep` starts, off the request path.
+    let background = BackgroundSweep()
+    /// Evictions per round of a background sweep (rounds go on while over the limit): bounds its
+    /// memory to about 48 bytes each (`OldestEntries`), 2.4 MB.
+    static let backgroundBatch = 50_000
 
     /// Creates the folder when missing; if that fails the cache still works as an always-missing,
     /// never-storing cache and the failure is logged once.
@@ -74,6 +79,9 @@ public final class DiskCache: DataCaching, RenderLocking {
     // MARK: Paths
 
     func entryPath(_ hex: String) -> String { "\(path)/\(Substring(hex.utf8.prefix(2)))/\(hex)" }
+
+    /// The file that holds `key`'s entry (whether or not it exists).
+    public func entryFilePath(_ key: CacheKey) -> String { entryPath(key.hex) }
 
     func lockPath(_ hex: String) -> String { "\(path)/locks/\(Substring(hex.utf8.prefix(2)))/\(hex).lock" }
     var tempFolder: String { path + "/tmp" }
@@ -296,8 +304,16 @@ public final class DiskCache: DataCaching, RenderLocking {
     /// since the last time. Call it when a response is done, not before sending it.
     @discardableResult
     public func maybeSweep() -> SweepStats? {
-        guard bytesSinceSweep >= max(1, sizeLimit / 20) else { return nil }
-        bytesSinceSweep = 0
-        return sweep(maxBatch: 1000)
+        let finished = background.takeFinished()
+        if bytesSinceSweep >= max(1, sizeLimit / 20),
+           background.start(sweeper, maxBatch: DiskCache.backgroundBatch, nowMs: now()) {
+            bytesSinceSweep = 0
+        }
+        return finished
+    }
+
+    public func finishSweep(timeout: Double) -> SweepStats? {
+        background.wait(timeout: timeout)
+        return background.takeFinished()
     }
 }

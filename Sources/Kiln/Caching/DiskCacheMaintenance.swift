@@ -49,95 +49,25 @@ extension DiskCache {
         var mtime: Int64
     }
 
-    /// Every entry file (`xx/<64 hex>`); temporary and lock files never match.
+    /// Every entry file (`xx/<64 hex>`); temporary and lock files never match. Holds them all in
+    /// memory: for tests and small caches; the sweep and the statistics stream (`forEachEntry`).
     func scanEntries() -> [ScannedEntry] {
         var out: [ScannedEntry] = []
-        for a in CacheFiles.list(path) ?? [] where CacheFiles.isHex(a, count: 2) {
-            let folder = "\(path)/\(a)"
-            CacheFiles.forEachFile(in: folder) { name, st in
-                guard CacheFiles.isHex(name, count: 64) else { return }
-                out.append(ScannedEntry(path: "\(folder)/\(name)", size: CacheFiles.diskUsage(st), length: Int(st.st_size), mtime: CacheFiles.mtime(st)))
-            }
+        sweeper.forEachEntry { folder, name, st in
+            out.append(ScannedEntry(path: "\(path)/\(folder)/\(name)", size: CacheFiles.diskUsage(st), length: Int(st.st_size), mtime: CacheFiles.mtime(st)))
         }
         return out
     }
 
-    /// Removes expired failures, then least recently used entries until the entries take at most
-    /// `lowWater × sizeLimit` (only when they take more than `sizeLimit`), at most `maxBatch`
-    /// evictions per call; also stale lock files and temporary files that are stale or whose writer
-    /// is gone. Temporary files still being written count toward the limit (`tempBytes`): entries
-    /// are evicted to make room for them. Returns nil without doing anything
-    /// when another process is sweeping (non-blocking lock on `sweep.lock`).
+    /// The sweep of this cache as a value another thread may run (`BackgroundSweep`).
+    public var sweeper: DiskCacheSweeper {
+        DiskCacheSweeper(path: path, sizeLimit: sizeLimit, lowWater: lowWater, staleAge: staleAge, failureProbeSize: failureProbeSize)
+    }
+
+    /// Sweeps here and now (`DiskCacheSweeper.sweep`): `kiln cache sweep` and tests; servers sweep
+    /// in the background (`maybeSweep`). Nil when another process is sweeping.
     public func sweep(maxBatch: Int = 10_000) -> SweepStats? {
-        let start = Timeline.now()
-        let lockFD = open(sweepLockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
-        guard lockFD >= 0 else { return nil }
-        defer { close(lockFD) }
-        guard flock(lockFD, LOCK_EX | LOCK_NB) == 0 else { return nil }
-
-        var stats = SweepStats()
-        let nowMs = now()
-        let staleBefore = nowMs * 1_000_000 - Int64(staleAge * 1e9)
-
-        var staleTemps: [(path: String, size: Int)] = []
-        var liveTemps: [Int] = []
-        CacheFiles.forEachFile(in: tempFolder) { name, st in
-            if CacheFiles.mtime(st) < staleBefore || DiskCache.isAbandonedTemp(name) {
-                staleTemps.append(("\(tempFolder)/\(name)", CacheFiles.diskUsage(st)))
-            } else {
-                liveTemps.append(CacheFiles.diskUsage(st))
-            }
-        }
-        for t in staleTemps.dropFirst(maxBatch) { liveTemps.append(t.size) }
-        for t in staleTemps.prefix(maxBatch) where unlink(t.path) == 0 { stats.removedTemps += 1 }
-        var staleLocks: [String] = []
-        for a in CacheFiles.list(lockFolder) ?? [] where CacheFiles.isHex(a, count: 2) {
-            let folder = "\(lockFolder)/\(a)"
-            CacheFiles.forEachFile(in: folder) { name, st in
-                if name.hasSuffix(".lock") && CacheFiles.mtime(st) < staleBefore { staleLocks.append("\(folder)/\(name)") }
-            }
-        }
-        for p in staleLocks.prefix(maxBatch) {
-            let fd = open(p, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-            guard fd >= 0 else { continue }
-            // Remove only while holding the lock, and only the file we locked (see RenderLock).
-            if flock(fd, LOCK_EX | LOCK_NB) == 0, CacheFiles.isSameFile(fd, p), unlink(p) == 0 { stats.removedLocks += 1 }
-            close(fd)
-        }
-
-        var entries = scanEntries()
-        // Files being written take room too: they count against the limit while they exist.
-        stats.tempFiles = liveTemps.count
-        stats.tempBytes = liveTemps.reduce(0, +)
-        var total = entries.reduce(0) { $0 + $1.size } + stats.tempBytes
-        entries.removeAll { e in
-            guard e.length <= failureProbeSize, isExpiredFailure(e.path, nowMs: nowMs), unlink(e.path) == 0 else { return false }
-            total -= e.size
-            stats.removedEntries += 1
-            stats.removedBytes += e.size
-            return true
-        }
-        var count = entries.count
-        let target = Int(Double(sizeLimit) * lowWater)
-        if total > sizeLimit {
-            entries.sort { $0.mtime < $1.mtime }
-            var evicted = 0
-            for e in entries where total > target && evicted < maxBatch {
-                var st = stat()
-                // Touched since the scan: recently used after all.
-                guard lstat(e.path, &st) == 0, CacheFiles.mtime(st) == e.mtime, unlink(e.path) == 0 else { continue }
-                evicted += 1
-                total -= e.size
-                count -= 1
-                stats.removedEntries += 1
-                stats.removedBytes += e.size
-            }
-            stats.overLimit = total > sizeLimit
-        }
-        stats.entries = count
-        stats.bytes = total - stats.tempBytes
-        stats.milliseconds = Double(Timeline.now() - start) / 1e6
-        return stats
+        sweeper.sweep(maxBatch: maxBatch, nowMs: now())
     }
 
     /// Removes the temporary files whose writer is gone (a process killed while writing an entry),
@@ -173,7 +103,8 @@ extension DiskCache {
         return kill(pid, 0) != 0 && errno == ESRCH
     }
 
-    private func isExpiredFailure(_ p: String, nowMs: Int64) -> Bool {
+    /// Whether the file at `p` is a failure entry whose expiry has passed (reads its fixed header).
+    static func isExpiredFailure(_ p: String, nowMs: Int64) -> Bool {
         let fd = open(p, Files.readRegularFlags)
         guard fd >= 0 else { return false }
         defer { close(fd) }
@@ -188,9 +119,10 @@ extension DiskCache {
     /// Entries, bytes and leftovers, without changing anything.
     public func stats() -> DiskCacheStats {
         var s = DiskCacheStats()
-        let entries = scanEntries()
-        s.entries = entries.count
-        s.bytes = entries.reduce(0) { $0 + $1.size }
+        sweeper.forEachEntry { _, _, st in
+            s.entries += 1
+            s.bytes += CacheFiles.diskUsage(st)
+        }
         s.sizeLimit = sizeLimit
         CacheFiles.forEachFile(in: tempFolder) { _, st in
             s.tempFiles += 1
@@ -208,9 +140,10 @@ extension DiskCache {
     @discardableResult
     public func purgeAll() -> (entries: Int, bytes: Int) {
         var removed = (entries: 0, bytes: 0)
-        for e in scanEntries() where unlink(e.path) == 0 {
+        sweeper.forEachEntry { folder, name, st in
+            guard unlink("\(path)/\(folder)/\(name)") == 0 else { return }
             removed.entries += 1
-            removed.bytes += e.size
+            removed.bytes += CacheFiles.diskUsage(st)
         }
         return removed
     }
@@ -221,9 +154,10 @@ extension DiskCache {
     @discardableResult
     public func purge(sourcePath: String) -> (entries: Int, bytes: Int) {
         var removed = (entries: 0, bytes: 0)
-        for e in scanEntries() {
-            let fd = open(e.path, Files.readRegularFlags)
-            guard fd >= 0 else { continue }
+        sweeper.forEachEntry { folder, name, entryStat in
+            let p = "\(path)/\(folder)/\(name)"
+            let fd = open(p, Files.readRegularFlags)
+            guard fd >= 0 else { return }
             var st = stat()
             var matches = false
             if fstat(fd, &st) == 0 {
@@ -234,9 +168,9 @@ extension DiskCache {
                 }
             }
             close(fd)
-            if matches, unlink(e.path) == 0 {
+            if matches, unlink(p) == 0 {
                 removed.entries += 1
-                removed.bytes += e.size
+                removed.bytes += CacheFiles.diskUsage(entryStat)
             }
         }
         return removed

@@ -104,10 +104,13 @@ public final class RenderCoordinator {
         }
     }
 
-    /// Sweeps the disk cache when this process wrote enough since the last sweep. Call it after
-    /// the response was sent (it may take tens of milliseconds when it sweeps).
+    /// Starts a background sweep of the disk cache when this process wrote enough since the last
+    /// one; returns what finished sweeps did. Call it after the response was sent.
     @discardableResult
     public func maybeSweep() -> SweepStats? { disk?.maybeSweep() }
+
+    /// Waits for a running background sweep (before the process exits); what it did.
+    public func finishSweep(timeout: Double) -> SweepStats? { disk?.finishSweep(timeout: timeout) }
 
     private func lookUp(_ key: CacheKey, in disk: any DataCaching, outcome: CacheOutcome) throws(PipelineFailure) -> (CachedImage, CacheOutcome)? {
         switch disk.entry(for: key) {

@@ -80,10 +80,20 @@ public final class ImagePipeline {
         CacheKey(request: request, accept: accept, source: source, output: output)
     }
 
-    /// Sweeps the disk cache when this process wrote enough; call it after the response is sent.
+    /// Starts a background sweep of the disk cache when this process wrote enough, and reports
+    /// sweeps that finished; call it after the response is sent.
     @discardableResult
     public func afterResponse() -> SweepStats? {
         let stats = cache?.maybeSweep()
+        if let stats { observer?.swept(stats) }
+        return stats
+    }
+
+    /// Before the process exits: waits up to `timeout` seconds for a background sweep and
+    /// reports it.
+    @discardableResult
+    public func finish(timeout: Double) -> SweepStats? {
+        let stats = cache?.finishSweep(timeout: timeout)
         if let stats { observer?.swept(stats) }
         return stats
     }

@@ -8,8 +8,12 @@ public protocol DataCaching: AnyObject {
     /// Stores atomically; false (after logging) when it could not, leaving nothing behind.
     @discardableResult func store(_ entry: CacheEntry, for key: CacheKey) -> Bool
     func removeEntry(for key: CacheKey)
-    /// A cheap check after stores; sweeps when enough was written since the last sweep.
+    /// A cheap check after stores: starts a sweep off the request path when enough was written
+    /// since the last one; returns what sweeps that finished since the last call did.
     @discardableResult func maybeSweep() -> SweepStats?
+    /// Before the process exits: waits for a running sweep (at most `timeout` seconds) and returns
+    /// what the unreported sweeps did.
+    func finishSweep(timeout: Double) -> SweepStats?
 }
 
 /// What a disk entry holds: a result, or a remembered failure.

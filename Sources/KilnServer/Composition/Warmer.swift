@@ -1,5 +1,6 @@
 import Glibc
 import KilnCore
+import KilnSystem
 import Logging
 import Synchronization
 
@@ -56,17 +57,7 @@ public final class Warmer: Sendable {
     public func run(jobs: Int) -> Tally {
         var threads: [pthread_t] = []
         for _ in 0..<max(1, min(jobs, paths.count)) {
-            let box = Unmanaged.passRetained(ThreadBody { [self] in self.work() }).toOpaque()
-            var thread = pthread_t()
-            if pthread_create(&thread, nil, { raw in
-                let body = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
-                body.run()
-                return nil
-            }, box) == 0 {
-                threads.append(thread)
-            } else {
-                Unmanaged<ThreadBody>.fromOpaque(box).release()
-            }
+            if let thread = KilnThread.spawn({ [self] in self.work() }) { threads.append(thread) }
         }
         if threads.isEmpty { work() }   // no thread could be started: do it here
         for t in threads { pthread_join(t, nil) }
@@ -86,6 +77,7 @@ public final class Warmer: Sendable {
         while let i = take() {
             record(i, Warmer.warm(paths[i], with: handler))
         }
+        handler.finish()
     }
 
     public static func warm(_ path: String, with handler: ImageHandler) -> Outcome {
@@ -124,10 +116,4 @@ public final class Warmer: Sendable {
             onProgress(p.tally)
         }
     }
-}
-
-/// What a new thread runs (passed through `pthread_create`'s context pointer).
-private final class ThreadBody: @unchecked Sendable {
-    let run: @Sendable () -> Void
-    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
 }

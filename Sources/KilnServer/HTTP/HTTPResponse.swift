@@ -61,9 +61,12 @@ public protocol RequestHandling {
     func afterResponse()
     /// From now on, tell `observer` where each request is (a worker's `RequestMonitor`).
     func observe(with observer: any RenderObserving)
+    /// Before the process exits: lets background housekeeping (a sweep) finish, boundedly.
+    func finish()
 }
 
 extension RequestHandling {
     public func afterResponse() {}
+    public func finish() {}
     public func observe(with observer: any RenderObserving) {}
 }

@@ -37,6 +37,13 @@ public final class ImageHandler: RequestHandling {
         pipeline.afterResponse()
     }
 
+    /// Waits (at most 1 s: a replacement worker waits for this one to exit) for a disk cache sweep
+    /// this process started, so that its evictions are counted; a longer sweep is cut short by the
+    /// exit, which is harmless (it only unlinks whole entries) and the next sweep goes on.
+    public func finish() {
+        pipeline.finish(timeout: 1)
+    }
+
     /// Every answer carries the phases that ran (`HTTPResponse.timeline`: `spec` for the checks of
     /// the URL, `source` for an `If-Modified-Since` stat, then the pipeline's phases, or `pipeline`
     /// for the time of a pipeline call that failed) and sends them as `Server-Timing`; an error

@@ -141,6 +141,7 @@ public struct Worker {
             }
             return false
         }
+        handler.finish()
         if let rss = recycle, kiln_stop_requested() == 0 {
             logger.notice("resident memory \(rss >> 20) MiB is above limits.max_worker_memory (\(maxMemory >> 20) MiB) after \(responder.requestCount) requests; exiting to be replaced")
             return ExitStatus.ok

@@ -25,13 +25,13 @@ cache_scale_wrk() {
 median3() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
 bench_cache_scale() {
-    # BENCH_CACHE_DIR: where the caches go (default: the run folder; /dev/shm measures the sweep
+    # BENCH_CACHE_DIR: where the caches go (default: beside the run folder; /dev/shm measures the sweep
     # without the disk: on this VM's ext4, mounted with `discard`, an unlink costs milliseconds).
     local where="${BENCH_CACHE_DIR:-$(dirname "$run_dir")}"
     local big="$where/kiln-cache-big.$$" small="$where/kiln-cache-small.$$" n="${BENCH_CACHE_ENTRIES:-1000000}"
     local fs
     mkdir -p "$where"
-    fs="$(findmnt -no FSTYPE,OPTIONS -T "$where" 2>/dev/null | cut -c1-60)"
+    fs="$(findmnt -no FSTYPE,OPTIONS -T "$where" 2>/dev/null | head -n 1 | cut -c1-60)"
     local size="${BENCH_CACHE_ENTRY_SIZE:-3000}" limit=$((1 << 40)) url="$base${URL[op2]}"
     local fill_s stats_s t0 t1 r
     kiln_log "cache scale: filling $n synthetic entries (kiln cache fill)"

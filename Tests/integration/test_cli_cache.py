@@ -133,6 +133,35 @@ def test_sweep_evicts_least_recently_used_down_to_low_water(make_stack, disk, ro
     assert all(check_entry(f) is None for f in left)
 
 
+def test_fill_writes_whole_entries_that_stats_and_sweep_see_in_age_order(disk, root):
+    """`kiln cache fill` (synthetic entries for the cache-scale benchmark): whole entries, access
+    times spread oldest first, counted by stats, evicted oldest first by the one-pass sweep."""
+    p = kiln("cache", "fill", "--entries", "300", "--size", "5000", "--spread", "1h", *cache_args(disk, root))
+    assert p.returncode == 0, p.stderr
+    assert "wrote 300 synthetic entries" in p.stdout, p.stdout
+    files = entry_files(disk)
+    assert len(files) == 300
+    assert all(check_entry(f) is None for f in files)
+    number = {f: int(entry_source_path(f).removeprefix("synthetic/").removesuffix(".jpg")) for f in files}
+    assert sorted(number.values()) == list(range(300))
+    mtimes = {f: f.stat().st_mtime for f in files}
+    assert 3500 < max(mtimes.values()) - min(mtimes.values()) <= 3600
+    # Higher numbers were used more recently.
+    by_number = sorted(files, key=lambda f: number[f])
+    assert all(mtimes[a] < mtimes[b] for a, b in zip(by_number, by_number[1:]))
+    assert stats_json(disk, root)["entries"] == 300
+    bad = kiln("cache", "fill", "--entries", "many", *cache_args(disk, root))
+    assert bad.returncode != 0 and "--entries needs a count" in bad.stderr
+
+    sweep = kiln("cache", "sweep", *cache_args(disk, root, "--set", "cache.disk_size_limit=1MB"))
+    assert sweep.returncode == 0, sweep.stderr
+    left = entry_files(disk)
+    assert 0 < len(left) < 300
+    assert sum(disk_usage(f) for f in left) <= int(0.9 * (1 << 20))
+    # Exactly the newest survived.
+    assert sorted(number[f] for f in left) == list(range(300 - len(left), 300))
+
+
 # -- kiln warm ----------------------------------------------------------------------------
 
 def test_warm_fills_the_disk_cache_for_the_workers(make_stack, disk, root, tmp_path):

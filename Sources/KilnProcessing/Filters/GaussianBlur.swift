@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import KilnCore
 
 /// `blur:<sigma>` (`bl`): a Gaussian blur of standard deviation `sigma` pixels.

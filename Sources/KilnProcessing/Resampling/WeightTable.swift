@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// The contributions of source pixels to each output pixel along one axis, as a flat table.
 ///

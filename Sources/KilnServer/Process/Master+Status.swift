@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// `/_kiln/metrics` and `/_kiln/status` (php-fpm's `pm.status_path`), answered by the master from

@@ -37,19 +37,24 @@ static void kiln_png_warning(png_structp png, png_const_charp text) {
     (void)text;
 }
 
+/* Makes room for `length` more bytes in `sink`; 0 when it cannot. */
+static int kiln_png_reserve(kiln_png_sink *sink, size_t length) {
+    if (length <= sink->capacity - sink->size) return 1;
+    size_t capacity = sink->capacity > 0 ? sink->capacity : 65536;
+    while (length > capacity - sink->size) {
+        if (capacity > ((size_t)-1) / 2) return 0;
+        capacity *= 2;
+    }
+    unsigned char *grown = realloc(sink->data, capacity);
+    if (grown == NULL) return 0;
+    sink->data = grown;
+    sink->capacity = capacity;
+    return 1;
+}
+
 static void kiln_png_write(png_structp png, png_bytep bytes, size_t length) {
     kiln_png_sink *sink = (kiln_png_sink *)png_get_io_ptr(png);
-    if (length > sink->capacity - sink->size) {
-        size_t capacity = sink->capacity > 0 ? sink->capacity : 65536;
-        while (length > capacity - sink->size) {
-            if (capacity > ((size_t)-1) / 2) png_error(png, "PNG output too large");
-            capacity *= 2;
-        }
-        unsigned char *grown = realloc(sink->data, capacity);
-        if (grown == NULL) png_error(png, "out of memory for PNG output");
-        sink->data = grown;
-        sink->capacity = capacity;
-    }
+    if (!kiln_png_reserve(sink, length)) png_error(png, "out of memory for PNG output");
     memcpy(sink->data + sink->size, bytes, length);
     sink->size += length;
 }
@@ -59,9 +64,9 @@ static void kiln_png_flush(png_structp png) { (void)png; }
 /* ---- Non-interlaced image data: row filters here, DEFLATE by libdeflate (issue 15) ----------
  * libpng's writer runs zlib's deflate over the rows it filters itself; on the op3 output (400×225
  * RGBA) that was 30 ms at level 6 with the UP filter. Here the rows are filtered into one buffer,
- * compressed with one libdeflate_zlib_compress call and written as a single IDAT through
- * png_write_chunk; libpng still writes the signature, IHDR and the metadata chunks
- * (png_write_info) and the encoder writes IEND. See PNGEncoder.swift for the measurements behind
+ * compressed with one libdeflate_zlib_compress call straight into the output as a single IDAT;
+ * libpng still writes the signature, IHDR and the metadata chunks (png_write_info), and the
+ * encoder writes IEND. See PNGEncoder.swift for the measurements behind
  * the default filter and level. */
 
 static int kiln_png_paeth(int a, int b, int c) {
@@ -164,31 +169,43 @@ static unsigned char *kiln_png_filter_image(const unsigned char *pixels, unsigne
     return filtered;
 }
 
-/* Filters and compresses the image and writes it as one IDAT chunk, then IEND. Calls png_error
- * (longjmp) on failure, so the caller's setjmp cleans up; the buffers are freed first. */
-static void kiln_png_write_deflated(png_structp png, const unsigned char *pixels, unsigned int width, unsigned int height,
-                                    int channels, size_t stride, int level, int filters) {
+static void kiln_png_be32(unsigned char *at, size_t value) {
+    at[0] = (unsigned char)(value >> 24);
+    at[1] = (unsigned char)(value >> 16);
+    at[2] = (unsigned char)(value >> 8);
+    at[3] = (unsigned char)value;
+}
+
+/* Filters and compresses the image straight into `sink` as one IDAT chunk (length, type, data,
+ * CRC-32 by libdeflate), then appends IEND; libpng has written everything before them through
+ * the same sink. Compressing in place saves a copy, and the filtered rows are the only other
+ * image-sized buffer. Calls png_error (longjmp) on failure, after freeing its own buffers. */
+static void kiln_png_write_deflated(png_structp png, kiln_png_sink *sink, const unsigned char *pixels,
+                                    unsigned int width, unsigned int height, int channels, size_t stride,
+                                    int level, int filters) {
+    static const unsigned char iend[12] = { 0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82 };
     size_t filtered_size = 0;
     unsigned char *filtered = kiln_png_filter_image(pixels, width, height, channels, stride, filters, &filtered_size);
     if (filtered == NULL) png_error(png, "out of memory for PNG filtering");
-    struct libdeflate_compressor *compressor = libdeflate_alloc_compressor(level);
+    struct libdeflate_compressor *compressor = libdeflate_alloc_compressor(level < 0 ? 0 : (level > 12 ? 12 : level));
     if (compressor == NULL) {
         free(filtered);
         png_error(png, "out of memory for PNG compression");
     }
     size_t bound = libdeflate_zlib_compress_bound(compressor, filtered_size);
-    unsigned char *compressed = malloc(bound);
-    size_t compressed_size = compressed != NULL
-        ? libdeflate_zlib_compress(compressor, filtered, filtered_size, compressed, bound) : 0;
+    size_t compressed_size = 0;
+    if (bound <= ((size_t)-1) - 64 && kiln_png_reserve(sink, 8 + bound + 4 + sizeof iend)) {
+        compressed_size = libdeflate_zlib_compress(compressor, filtered, filtered_size, sink->data + sink->size + 8, bound);
+    }
     libdeflate_free_compressor(compressor);
     free(filtered);
-    if (compressed_size == 0 || compressed_size > PNG_UINT_31_MAX) {
-        free(compressed);
-        png_error(png, "PNG compression failed");
-    }
-    png_write_chunk(png, (png_const_bytep)"IDAT", compressed, compressed_size);
-    free(compressed);
-    png_write_chunk(png, (png_const_bytep)"IEND", NULL, 0);
+    if (compressed_size == 0 || compressed_size > PNG_UINT_31_MAX) png_error(png, "PNG compression failed");
+    unsigned char *chunk = sink->data + sink->size;
+    kiln_png_be32(chunk, compressed_size);
+    memcpy(chunk + 4, "IDAT", 4);
+    kiln_png_be32(chunk + 8 + compressed_size, libdeflate_crc32(0, chunk + 4, 4 + compressed_size));
+    memcpy(chunk + 12 + compressed_size, iend, sizeof iend);
+    sink->size += 12 + compressed_size + sizeof iend;
 }
 
 int kiln_png_encode(const unsigned char *pixels, unsigned int width, unsigned int height, int channels,
@@ -270,7 +287,7 @@ int kiln_png_encode(const unsigned char *pixels, unsigned int width, unsigned in
         png_write_image(png, rows);
         png_write_end(png, info);
     } else {
-        kiln_png_write_deflated(png, pixels, width, height, channels, stride, deflate_level, filters);
+        kiln_png_write_deflated(png, sink, pixels, width, height, channels, stride, deflate_level, filters);
     }
 
     png_destroy_write_struct(&png, &info);

@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Layering (C stays at the edges):
-//   CTurboJPEG CJPEG CPNG CWebP CMagic CLcms2 CKilnShims   system libraries + fixed-arity C shims
+//   CTurboJPEG CJPEG CPNG CWebP CMagic CLcms2 CDeflate CKilnShims   system libraries + fixed-arity C shims
 //   KilnSystem      POSIX plumbing: read-all / write-all, atomic file writes, errno text, sleeps, clocks
 //   KilnCore        request model, spec parser, PixelBuffer, seams (protocols), errors; no C
 //   KilnCodecs      decoders, encoders, type sniffing: the only core target that sees C pointers
@@ -59,7 +59,8 @@ let package = Package(
         .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CMagic", pkgConfig: "libmagic", providers: [.apt(["libmagic-dev"])]),
         .systemLibrary(name: "CLcms2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
-        .target(name: "CKilnShims", dependencies: ["CPNG", "CJPEG"]),
+        .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
+        .target(name: "CKilnShims", dependencies: ["CPNG", "CJPEG", "CDeflate"]),
 
         .target(name: "KilnSystem"),
         .target(name: "KilnCore", dependencies: [
@@ -67,7 +68,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .target(name: "KilnCodecs", dependencies: [
-            "KilnCore", "CTurboJPEG", "CPNG", "CWebP", "CMagic", "CLcms2", "CKilnShims",
+            "KilnCore", "CTurboJPEG", "CPNG", "CWebP", "CMagic", "CLcms2", "CDeflate", "CKilnShims",
         ]),
         .target(name: "KilnProcessing", dependencies: ["KilnCore"]),
         .target(name: "Kiln", dependencies: [

@@ -15,14 +15,17 @@ enum {
 };
 
 /* Encodes 8-bit RGB (channels 3) or RGBA (channels 4) rows, `stride` bytes apart, to PNG.
- * level: zlib level 0...9; interlace: nonzero for Adam7; filters: KILN_PNG_FILTER_* bits;
+ * interlace: nonzero for Adam7 (libpng and zlib at `level` 0...9, libpng's filters);
+ * otherwise the rows are filtered here and compressed by libdeflate at `deflate_level` 0...12
+ * (one IDAT). filters: KILN_PNG_FILTER_* bits: one bit filters every row the same way, several
+ * let each row take the allowed filter with the least sum of absolute differences (libpng's rule);
  * icc/icc_size: optional profile for an iCCP chunk (NULL/0 for none; an invalid profile is dropped).
  * exif/exif_size: optional TIFF bytes for an eXIf chunk; xmp/xmp_size: optional XMP packet for an
  * uncompressed iTXt chunk "XML:com.adobe.xmp" (NULL/0 for none). Both are written before IDAT.
  * On success returns 0 and sets *out (free with kiln_png_free) and *out_size.
  * On failure returns -1 and writes libpng's message (NUL-terminated) into message[message_size]. */
 int kiln_png_encode(const unsigned char *pixels, unsigned int width, unsigned int height, int channels,
-                    size_t stride, int level, int interlace, int filters,
+                    size_t stride, int level, int interlace, int filters, int deflate_level,
                     const unsigned char *icc, size_t icc_size,
                     const unsigned char *exif, size_t exif_size,
                     const unsigned char *xmp, size_t xmp_size,

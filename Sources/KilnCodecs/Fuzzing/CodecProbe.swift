@@ -30,8 +30,8 @@ public enum CodecProbe {
         return summary
     }
 
-    /// The PNG chunk walk, eXIf / iTXt metadata, the iCCP read (libpng's low-level API), then the
-    /// header through libpng's simplified API.
+    /// The PNG chunk walk, eXIf / iTXt metadata, the iCCP read (libpng's low-level API), the
+    /// header through libpng's simplified API, then the fast decode path against libpng's.
     public static func pngChunks(_ data: [UInt8]) throws(DecodeError) -> Summary {
         var summary = try data.withUnsafeBytes { bytes in
             Result { () throws(DecodeError) -> Summary in
@@ -47,7 +47,22 @@ public enum CodecProbe {
             }
         }.get()
         summary.header = try PNGDecoder().readHeader(data)
+        data.withUnsafeBytes { pngFastPathAgrees($0) }
         return summary
+    }
+
+    /// The fast decode path (`PNGFastDecode`) against libpng's, for images up to 1 MP: where the
+    /// fast path accepts the bytes, libpng must decode them too, to the same pixels.
+    static func pngFastPathAgrees(_ bytes: UnsafeRawBufferPointer) {
+        guard let chunks = try? PNGChunks.scan(bytes), let ihdr = chunks.ihdr,
+              ihdr.width <= 1 << 20, ihdr.height <= 1 << 20, ihdr.width * ihdr.height <= 1 << 20,
+              let fast = PNGFastDecode.decode(bytes, chunks: chunks) else { return }
+        do throws(DecodeError) {
+            let libpng = try PNGDecoder.decode(bytes, options: DecodeOptions(), fastPath: false).buffer
+            precondition(libpng == fast, "the PNG fast path decoded other pixels than libpng")
+        } catch {
+            preconditionFailure("the PNG fast path decoded a file libpng refuses: \(error)")
+        }
     }
 
     /// libwebp's demuxer over the RIFF container (canvas, frames, EXIF, ICCP, XMP), then the header.

@@ -26,12 +26,15 @@ struct PNGChunks {
     var hiddenFromLibpng: [Range<Int>] = []
 
     /// The IHDR fields the row reader cares about (nil when the first chunk is not a whole IHDR).
-    var ihdr: (width: Int, height: Int, bitDepth: Int, hasAlpha: Bool, interlaced: Bool)?
+    var ihdr: (width: Int, height: Int, bitDepth: Int, hasAlpha: Bool, interlaced: Bool, colorType: Int)?
     /// True when a tRNS chunk comes before the first IDAT (the decode then has alpha).
     var hasTransparency = false
     /// The gAMA value (× 100000) before the first IDAT, and whether an sRGB chunk is there.
     var gamma: Int?
     var hasSRGB = false
+    /// The IDAT chunks, whole (length field to CRC), in file order, when they run back to back
+    /// and none is truncated; nil otherwise (`PNGFastDecode` then leaves the file to libpng).
+    var idatChunks: [Range<Int>]? = []
 
     /// True when `PNGShrinkOnLoad` may read the rows one by one: non-interlaced, at most 8 bits
     /// per sample and sRGB-encoded, so libpng's rows equal what the simplified API returns.
@@ -61,7 +64,8 @@ struct PNGChunks {
             if type == (0x69, 0x43, 0x43, 0x50) && !seenIDAT { result.hasICCProfile = true }   // "iCCP"
             if pos == 8 && type == (0x49, 0x48, 0x44, 0x52) && length == 13 && pos + 21 <= bytes.count {   // "IHDR"
                 func be32(_ at: Int) -> Int { Int(bytes[at]) << 24 | Int(bytes[at + 1]) << 16 | Int(bytes[at + 2]) << 8 | Int(bytes[at + 3]) }
-                result.ihdr = (be32(pos + 8), be32(pos + 12), Int(bytes[pos + 16]), bytes[pos + 17] & 4 != 0, bytes[pos + 20] != 0)
+                result.ihdr = (be32(pos + 8), be32(pos + 12), Int(bytes[pos + 16]), bytes[pos + 17] & 4 != 0, bytes[pos + 20] != 0,
+                               Int(bytes[pos + 17]))
             }
             if !seenIDAT && type == (0x74, 0x52, 0x4E, 0x53) { result.hasTransparency = true }   // "tRNS"
             if !seenIDAT && type == (0x73, 0x52, 0x47, 0x42) { result.hasSRGB = true }           // "sRGB"
@@ -71,8 +75,12 @@ struct PNGChunks {
             if type == (0x49, 0x45, 0x4E, 0x44) { break }                                      // "IEND"
             let end = pos + 12 + length
             if end > bytes.count {
-                if isIDAT { break }
+                if isIDAT { result.idatChunks = nil; break }
                 throw .corrupt("\(name(type)): chunk length \(length) runs past the end of the data (truncated)")
+            }
+            if isIDAT {
+                if seenIDAT, let last = result.idatChunks?.last, last.upperBound != pos { result.idatChunks = nil }
+                result.idatChunks?.append(pos ..< end)
             }
             seenIDAT = seenIDAT || isIDAT
             let isFrame = type == (0x66, 0x63, 0x54, 0x4C) || type == (0x66, 0x64, 0x41, 0x54)   // "fcTL", "fdAT"

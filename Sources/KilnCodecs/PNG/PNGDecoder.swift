@@ -13,6 +13,9 @@ import KilnCore
 /// - CRC errors in critical chunks and truncated data are `DecodeError.corrupt` with libpng's message;
 ///   chunks claiming more bytes than the file holds are refused before libpng allocates for them
 ///   (`PNGChunks`).
+/// - The common files (8-bit RGB/RGBA, non-interlaced, sRGB-encoded) skip libpng's pixel read:
+///   `PNGFastDecode` inflates with libdeflate and unfilters in Swift, byte for byte what libpng
+///   gives; whatever it does not accept (including every error) goes through libpng as before.
 /// - Shrink-on-load for large sources (`PNGShrinkOnLoad`): when `DecodeOptions.minimumSize` is
 ///   set and the decoded source would take 64 MiB or more, eligible files are read row by row
 ///   and box-averaged while reading, so the whole source is never held.
@@ -54,7 +57,9 @@ public struct PNGDecoder: ImageDecoding, Sendable {
                     orientation: orientation, hasAlpha: reader.hasAlpha)
     }
 
-    private static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions) throws(DecodeError) -> DecodedImage {
+    /// The decode; `fastPath: false` reads every file through libpng (the tests compare the two).
+    static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions,
+                       fastPath: Bool = true) throws(DecodeError) -> DecodedImage {
         let chunks = try PNGChunks.scan(bytes)
         let read = try chunks.withLibpngBytes(bytes) { (shown: UnsafeRawBufferPointer) throws(DecodeError) -> LibpngRead in
             let reader = try PNGImageReader(shown)
@@ -66,6 +71,10 @@ public struct PNGDecoder: ImageDecoding, Sendable {
                let k = PNGShrinkOnLoad.factors(size: header.size, channels: channels, minimum: options.minimumSize),
                let shrunk = try PNGShrinkOnLoad.decode(shown, k: k) {
                 return LibpngRead(header: header, buffer: shrunk, icc: icc)
+            }
+            if fastPath, let fast = PNGFastDecode.decode(bytes, chunks: chunks),
+               fast.width == header.width, fast.height == header.height, fast.channels == channels {
+                return LibpngRead(header: header, buffer: fast, icc: icc)
             }
             let pixels = try reader.finishRead(channels: channels)
             let buffer = PixelBuffer(width: header.width, height: header.height, channels: channels, pixels: pixels)

@@ -1,17 +1,35 @@
 import CKilnShims
 import KilnCore
 
-/// Encodes 8-bit RGB or RGBA PNG through a C shim over libpng's low-level write API
-/// (`kiln_png_encode`), writing into one growing memory buffer.
+/// Encodes 8-bit RGB or RGBA PNG through a C shim (`kiln_png_encode`), writing into one growing
+/// memory buffer. libpng writes the container (signature, IHDR, iCCP, eXIf, iTXt); for
+/// non-interlaced output the shim filters the rows itself and compresses them in one call to
+/// libdeflate (a single IDAT), for Adam7 libpng filters and zlib compresses as before.
 ///
-/// libpng's simplified writer took 244-300 ms for 800×600 RGBA (NOTES.md): it lets libpng try
-/// every filter on every row, and asked for the size first it compresses twice. Here one pass
-/// uses one row filter, `filter`, at `options.pngCompressionLevel`. The default, UP, was the best
-/// speed/size trade-off measured on 800×600 crops of the bench images (release build, thread CPU
-/// time, loaded 2-core machine): at zlib level 6, RGB photo UP 122 ms / 884 KB, SUB 116 ms / 926 KB,
-/// PAETH 120 ms / 916 KB, all filters 167 ms / 905 KB, NONE 56 ms / 1130 KB; RGBA cut-out UP
-/// 142-167 ms / 551 KB, SUB 178 ms / 630 KB, PAETH 174-208 ms / 536 KB, all 195 ms / 536 KB. At level 1
-/// UP took 25 ms for 877 KB and 685 KB.
+/// The default, every filter chosen per row by the least sum of absolute differences (`.all`,
+/// libpng's and Pillow's heuristic) at libdeflate level `options.pngCompressionLevel` (default 6),
+/// was chosen on the op3 output of `scripts/bench` (400×225 RGBA from the 1920×1080 cut-out;
+/// Pillow writes 119003 bytes for it, the target is at most 3 % more, 122573). Encode time alone,
+/// best of 5, C shim compiled -O2, shared 2-core machine (issue 15):
+///
+/// | filter, libdeflate level | bytes  | ms   |
+/// |--------------------------|--------|------|
+/// | up, 1                    | 130318 |  2.7 |
+/// | up, 6                    | 126909 |  8.2 |
+/// | paeth, 6                 | 123492 |  9.5 |
+/// | all, 1                   | 125417 |  5.5 |
+/// | all, 3                   | 118094 |  8.5 |
+/// | all, 5                   | 122371 |  9.7 |
+/// | all, 6 (default)         | 121594 | 12.5 |
+/// | all, 9                   | 120058 | 32.5 |
+/// | all, 12                  | 114235 | 99.4 |
+/// | before: libpng + zlib, up, 6 | 123605 | 30 |
+///
+/// Level 3's small file is luck of this image (on an 800×450 crop of the same source level 3 gives
+/// 436755 bytes, level 6 422402, level 9 413798), so the level keeps its meaning: the configured
+/// level 0...9 is passed to libdeflate unchanged, and `.all` costs 3-4 ms more than UP but is what
+/// brings the file under Pillow's + 3 %. On an RGB photo (400×225) `.all` at 6 gives 170327 bytes
+/// against 174796 for UP.
 /// `options.progressive` selects Adam7 interlacing; `options.iccProfile` becomes an iCCP chunk when
 /// it is an RGB profile (libpng itself drops profiles that do not fit the image); `options.metadata`
 /// becomes an eXIf chunk and an uncompressed iTXt "XML:com.adobe.xmp" chunk (`PNGMetadata`).
@@ -19,7 +37,7 @@ public struct PNGEncoder: ImageEncoding, Sendable {
     /// Row filters libpng may choose from.
     public enum Filter: Sendable, Equatable {
         case none, sub, up, average, paeth
-        /// libpng's per-row heuristic over all five filters (smallest files, slowest).
+        /// Per row, the filter with the least sum of absolute differences (libpng's heuristic).
         case all
 
         var bits: Int32 {
@@ -36,7 +54,7 @@ public struct PNGEncoder: ImageEncoding, Sendable {
 
     public var filter: Filter
 
-    public init(filter: Filter = .up) {
+    public init(filter: Filter = .all) {
         self.filter = filter
     }
 
@@ -56,7 +74,7 @@ public struct PNGEncoder: ImageEncoding, Sendable {
                 exif.withUnsafeBufferPointer { exif in
                     xmp.withUnsafeBufferPointer { xmp in
                         kiln_png_encode(pixels.baseAddress, UInt32(image.width), UInt32(image.height), Int32(image.channels),
-                                        image.rowBytes, level, options.progressive ? 1 : 0, filter.bits,
+                                        image.rowBytes, level, options.progressive ? 1 : 0, filter.bits, level,
                                         icc.baseAddress, icc.count, exif.baseAddress, exif.count, xmp.baseAddress, xmp.count,
                                         &output, &size, &message, message.count)
                     }

@@ -8,9 +8,10 @@ import Testing
 /// scans and narrow non-interleaved bands. A scaled decode of the pruned stream must give the
 /// same bytes as the scaled decode of the whole file.
 @Suite struct ProgressiveScanPrunerTests {
-    /// 4:2:0 colour, 4:4:4 colour, grey, CMYK (4:4:4:4, Adobe).
+    /// 4:2:0 colour, 4:4:4 colour, grey, CMYK (4:4:4:4, Adobe), odd sizes, restart markers (one
+    /// per MCU row: RSTn inside the entropy-coded data the pruner skips).
     static let sources = ["exif_Portrait_6.jpg", "skimage_rocket.jpg", "grey:exif_Portrait_6.jpg",
-                          "coffee_cmyk_swop_icc.jpg", "ljt_testorig.jpg"]
+                          "coffee_cmyk_swop_icc.jpg", "ljt_testorig.jpg", "restart:exif_Portrait_6.jpg"]
     static let scripts = ["default", "refinements", "narrow"]
     static let eighths = [1, 2, 4]   // 1/8, 1/4, 1/2
 
@@ -110,14 +111,15 @@ import Testing
 
     // MARK: - Making progressive files
 
-    /// `source` (a corpus file, "grey:" for its luma only) made progressive with jpegtran.
+    /// `source` (a corpus file; "grey:" for its luma only, "restart:" with a restart interval of
+    /// one MCU row) made progressive with jpegtran.
     static func progressive(_ source: String, script: String) throws -> [UInt8] {
-        let grey = source.hasPrefix("grey:")
-        let file = grey ? String(source.dropFirst(5)) : source
+        let grey = source.hasPrefix("grey:"), restart = source.hasPrefix("restart:")
+        let file = source.split(separator: ":").last.map(String.init) ?? source
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kiln-progressive-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let components = grey ? 1 : (DecodePlan.jpegComponents(try Corpus.data(file)) ?? 3)
-        var arguments = ["-copy", "all"] + (grey ? ["-grayscale"] : [])
+        var arguments = ["-copy", "all"] + (grey ? ["-grayscale"] : []) + (restart ? ["-restart", "1"] : [])
         if script == "default" {
             arguments.append("-progressive")
         } else {

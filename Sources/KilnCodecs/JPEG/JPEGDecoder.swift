@@ -8,7 +8,8 @@ import KilnCore
 ///   "Inconsistent progression sequence …") is a `DecodeError.corrupt` carrying libjpeg's message,
 ///   and TurboJPEG's scan limit refuses progressive scan bombs.
 /// - Shrink-on-load: the smallest DCT scaling factor M/8 whose output still covers
-///   `DecodeOptions.minimumSize`; the header keeps the full size.
+///   `DecodeOptions.minimumSize`; the header keeps the full size. A progressive file decoded
+///   scaled first loses the scans that decode does not read (`ProgressiveScanPruner`).
 /// - Output is RGB. Grey expands to RGB. CMYK and YCCK are decoded to raw CMYK (TurboJPEG
 ///   converts YCCK) and converted to sRGB through their embedded CMYK profile with lcms2
 ///   (`colorConverter`; Adobe APP14 files store inverted CMYK and are read as `TYPE_CMYK_8_REV`);
@@ -17,9 +18,13 @@ import KilnCore
 public struct JPEGDecoder: ImageDecoding, Sendable {
     /// Converts CMYK through an embedded CMYK profile; nil: always the naive formula.
     public var colorConverter: SRGBConverter?
+    /// Drops the scans of a progressive file that a scaled decode does not read (same pixels);
+    /// false decodes every scan (tests compare the two).
+    public var prunesProgressiveScans: Bool
 
-    public init(colorConverter: SRGBConverter? = .shared) {
+    public init(colorConverter: SRGBConverter? = .shared, prunesProgressiveScans: Bool = true) {
         self.colorConverter = colorConverter
+        self.prunesProgressiveScans = prunesProgressiveScans
     }
 
     public func readHeader(_ data: [UInt8]) throws(DecodeError) -> ImageHeader {
@@ -34,7 +39,7 @@ public struct JPEGDecoder: ImageDecoding, Sendable {
     public func decode(_ data: [UInt8], options: DecodeOptions) throws(DecodeError) -> DecodedImage {
         try data.withUnsafeBytes { bytes in
             Result { () throws(DecodeError) -> DecodedImage in
-                try Self.decode(bytes, options: options, colorConverter: colorConverter)
+                try Self.decode(bytes, options: options, colorConverter: colorConverter, prunes: prunesProgressiveScans)
             }
         }.get()
     }
@@ -79,7 +84,7 @@ public struct JPEGDecoder: ImageDecoding, Sendable {
     }
 
     private static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions,
-                               colorConverter: SRGBConverter?) throws(DecodeError) -> DecodedImage {
+                               colorConverter: SRGBConverter?, prunes: Bool) throws(DecodeError) -> DecodedImage {
         let handle = try makeHandle()
         let info = try header(bytes, handle: handle)
         try options.limits.check(info.header)
@@ -89,21 +94,14 @@ public struct JPEGDecoder: ImageDecoding, Sendable {
         var height = TurboJPEGHandle.scaled(info.header.height, factor)
         let isCMYK = info.isCMYK
         let decoded: [UInt8]
-        if let fallback = info.fallback {
-            (decoded, width, height) = try LibJPEGFallback.decode(bytes, info: fallback, factor: factor)
+        if prunes, factor.num < factor.denom, let pruned = ProgressiveScanPruner.prune(bytes, factor: factor) {
+            (decoded, width, height) = try pruned.withUnsafeBytes { prunedBytes in
+                Result { () throws(DecodeError) -> ([UInt8], Int, Int) in
+                    try pixels(prunedBytes, info: info, factor: factor, width: width, height: height, handle: handle)
+                }
+            }.get()
         } else {
-            let pixelFormat = isCMYK ? TJPF_CMYK : TJPF_RGB
-            let channels = isCMYK ? 4 : 3
-            let flags = TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS
-            var failed = false
-            decoded = [UInt8](unsafeUninitializedCapacity: width * height * channels) { buffer, initialized in
-                let rc = tjDecompress2(handle.raw, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                       UInt(bytes.count), buffer.baseAddress, Int32(width), Int32(width * channels),
-                                       Int32(height), pixelFormat.rawValue, flags)
-                failed = rc != 0
-                initialized = failed ? 0 : width * height * channels
-            }
-            guard !failed else { throw handle.decodeError }
+            (decoded, width, height) = try pixels(bytes, info: info, factor: factor, width: width, height: height, handle: handle)
         }
 
         let markers = JPEGMarkers.scan(bytes, collectPayloads: true)
@@ -111,6 +109,28 @@ public struct JPEGDecoder: ImageDecoding, Sendable {
         let buffer = PixelBuffer(width: width, height: height, channels: 3, pixels: rgb)
         return DecodedImage(buffer: buffer, header: info.header, iccProfile: markers.iccProfile,
                             metadata: markers.metadata)
+    }
+
+    /// The decoded pixels (RGB, or CMYK for CMYK files) at `factor`, `width`×`height` as planned.
+    private static func pixels(_ bytes: UnsafeRawBufferPointer, info: HeaderInfo, factor: (num: Int, denom: Int),
+                               width: Int, height: Int,
+                               handle: TurboJPEGHandle) throws(DecodeError) -> ([UInt8], Int, Int) {
+        if let fallback = info.fallback {
+            return try LibJPEGFallback.decode(bytes, info: fallback, factor: factor)
+        }
+        let pixelFormat = info.isCMYK ? TJPF_CMYK : TJPF_RGB
+        let channels = info.isCMYK ? 4 : 3
+        let flags = TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS
+        var failed = false
+        let decoded = [UInt8](unsafeUninitializedCapacity: width * height * channels) { buffer, initialized in
+            let rc = tjDecompress2(handle.raw, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                   UInt(bytes.count), buffer.baseAddress, Int32(width), Int32(width * channels),
+                                   Int32(height), pixelFormat.rawValue, flags)
+            failed = rc != 0
+            initialized = failed ? 0 : width * height * channels
+        }
+        guard !failed else { throw handle.decodeError }
+        return (decoded, width, height)
     }
 
     /// Through the embedded CMYK profile when there is a usable one, else the naive formula.

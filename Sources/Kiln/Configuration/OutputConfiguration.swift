@@ -22,7 +22,7 @@ public struct OutputConfiguration: ConfigSection, Equatable {
         public static let webpMethod = Setting.count("output.webp_method", default: 2, in: 0...6,
                                                      doc: "libwebp effort 0 (fast) … 6 (small)")
         public static let pngCompressionLevel = Setting.count("output.png_compression_level", default: 6, in: 0...9,
-                                                              doc: "zlib level of PNG output")
+                                                              doc: "deflate level of PNG output (libdeflate; zlib for interlaced output)")
         public static let background = Setting<RGBColor>.custom(
             "output.background", default: .white, type: "RGB hex", expected: "an RGB hex colour such as ffffff",
             doc: "colour transparent pixels are flattened onto for JPEG (the URL's `bg:` wins)",

@@ -9,7 +9,7 @@ public struct EncodeOptions: Sendable, Equatable {
     public var lossless: Bool
     /// libwebp method 0 (fast) ... 6 (small).
     public var webpMethod: Int
-    /// zlib level 0...9 for PNG.
+    /// Deflate level 0...9 for PNG (libdeflate; zlib for interlaced output).
     public var pngCompressionLevel: Int
     /// ICC profile to embed, if any. The pipeline passes none: it converts to sRGB (`ColorConverting`).
     public var iccProfile: [UInt8]?

@@ -41,20 +41,7 @@ enum PNGTestFiles {
     }
 
     /// A zlib stream of stored blocks holding `data`.
-    static func zlibStored(_ data: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = [0x78, 0x01]
-        var offset = 0
-        repeat {
-            let count = min(65535, data.count - offset)
-            let last: UInt8 = offset + count == data.count ? 1 : 0
-            out += [last, UInt8(count & 0xFF), UInt8(count >> 8), UInt8(~count & 0xFF), UInt8((~count >> 8) & 0xFF)]
-            out += data[offset ..< offset + count]
-            offset += count
-        } while offset < data.count
-        var s1: UInt32 = 1, s2: UInt32 = 0
-        for byte in data { s1 = (s1 + UInt32(byte)) % 65521; s2 = (s2 + s1) % 65521 }
-        return out + be32(s2 << 16 | s1)
-    }
+    static func zlibStored(_ data: [UInt8]) -> [UInt8] { TinyPNGWriter.zlibStored(data) }
 
     /// `png` with its image data re-cut into IDAT chunks of `pieceSize` bytes.
     static func splitIDAT(_ png: [UInt8], pieceSize: Int) -> [UInt8] {
@@ -94,19 +81,7 @@ enum PNGTestFiles {
         }
     }
 
-    static func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
-        let typed = Array(type.utf8) + data
-        return be32(UInt32(data.count)) + typed + be32(crc32(typed))
-    }
-
-    static func be32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)] }
-
-    static func crc32(_ data: [UInt8]) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in data {
-            crc ^= UInt32(byte)
-            for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
-        }
-        return ~crc
-    }
+    static func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] { TinyPNGWriter.chunk(type, data) }
+    static func be32(_ v: UInt32) -> [UInt8] { TinyPNGWriter.be32(v) }
+    static func crc32(_ data: [UInt8]) -> UInt32 { TinyPNGWriter.crc32(data) }
 }

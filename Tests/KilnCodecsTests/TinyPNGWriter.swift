@@ -27,14 +27,14 @@ enum TinyPNGWriter {
         return out
     }
 
-    private static func be32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)] }
+    static func be32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)] }
 
-    private static func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+    static func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
         let typed = Array(type.utf8) + data
         return be32(UInt32(data.count)) + typed + be32(crc32(typed))
     }
 
-    private static func zlibStored(_ data: [UInt8]) -> [UInt8] {
+    static func zlibStored(_ data: [UInt8]) -> [UInt8] {
         var out: [UInt8] = [0x78, 0x01]
         var offset = 0
         repeat {
@@ -49,7 +49,7 @@ enum TinyPNGWriter {
         return out + be32(b << 16 | a)
     }
 
-    private static func crc32(_ data: [UInt8]) -> UInt32 {
+    static func crc32(_ data: [UInt8]) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
         for byte in data {
             crc ^= UInt32(byte)

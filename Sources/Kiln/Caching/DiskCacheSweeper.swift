@@ -67,8 +67,9 @@ public struct DiskCacheSweeper: Sendable {
             }
             count += 1
             total += size
-            if let entryName = EntryName(name) {
-                oldest.offer(.init(mtime: CacheFiles.mtime(st), size: size, name: entryName))
+            let mtime = CacheFiles.mtime(st)
+            if oldest.wouldKeep(mtime: mtime), let entryName = EntryName(name) {
+                oldest.offer(.init(mtime: mtime, size: size, name: entryName))
             }
         }
         let target = Int(Double(sizeLimit) * lowWater)

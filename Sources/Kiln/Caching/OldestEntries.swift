@@ -25,6 +25,11 @@ struct OldestEntries {
 
     var count: Int { heap.count }
 
+    /// Whether an entry last used at `mtime` would be kept (check before building its candidate).
+    func wouldKeep(mtime: Int64) -> Bool {
+        heap.count < capacity || (heap.first.map { mtime < $0.mtime } ?? false)
+    }
+
     /// Keeps `c` when fewer than `capacity` are kept or when it is older than the newest kept
     /// (which it then replaces).
     mutating func offer(_ c: Candidate) {
@@ -72,21 +77,26 @@ struct EntryName: Equatable {
 
     /// Nil unless `name` is 64 lowercase hex digits.
     init?(_ name: String) {
-        var w: [UInt64] = [0, 0, 0, 0]
+        var w = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         var n = 0
         for c in name.utf8 {
-            let v: UInt8
+            let v: UInt64
             switch c {
-            case 0x30...0x39: v = c - 0x30
-            case 0x61...0x66: v = c - 0x61 + 10
+            case 0x30...0x39: v = UInt64(c - 0x30)
+            case 0x61...0x66: v = UInt64(c - 0x61 + 10)
             default: return nil
             }
-            guard n < 64 else { return nil }
-            w[n / 16] = w[n / 16] << 4 | UInt64(v)
+            switch n / 16 {
+            case 0: w.0 = w.0 << 4 | v
+            case 1: w.1 = w.1 << 4 | v
+            case 2: w.2 = w.2 << 4 | v
+            case 3: w.3 = w.3 << 4 | v
+            default: return nil
+            }
             n += 1
         }
         guard n == 64 else { return nil }
-        words = (w[0], w[1], w[2], w[3])
+        words = w
     }
 
     static func == (a: EntryName, b: EntryName) -> Bool {

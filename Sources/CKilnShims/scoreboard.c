@@ -136,6 +136,12 @@ void kiln_sb_global_set(void *board, int index, uint64_t value) {
     atomic_store_explicit(&h->globals[index], value, memory_order_relaxed);
 }
 
+void kiln_sb_global_add(void *board, int index, uint64_t amount) {
+    kiln_sb_header *h = board;
+    if (!h || index < 0 || index >= KILN_SB_GLOBALS) return;
+    atomic_fetch_add_explicit(&h->globals[index], amount, memory_order_relaxed);
+}
+
 uint64_t kiln_sb_global(const void *board, int index) {
     const kiln_sb_header *h = board;
     if (!h || index < 0 || index >= KILN_SB_GLOBALS) return 0;

@@ -9,6 +9,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
+#include <linux/rtnetlink.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -170,4 +176,74 @@ int kiln_peer_address(int fd, unsigned char out[16]) {
         return 16;
     }
     return 0;
+}
+
+/* Asks sock_diag about one unix socket by inode (not a dump): its UNIX_DIAG_RQLEN attribute holds
+ * the accept queue's length for a listener (sk_ack_backlog). */
+static long unix_listen_queue_length(int fd) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return -1;
+    int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (nl < 0) return -1;
+    struct {
+        struct nlmsghdr nlh;
+        struct unix_diag_req req;
+    } msg;
+    memset(&msg, 0, sizeof msg);
+    msg.nlh.nlmsg_len = sizeof msg;
+    msg.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    msg.nlh.nlmsg_flags = NLM_F_REQUEST;
+    msg.req.sdiag_family = AF_UNIX;
+    msg.req.udiag_states = 1u << 10; /* TCP_LISTEN */
+    msg.req.udiag_ino = (unsigned int)st.st_ino;
+    msg.req.udiag_show = UDIAG_SHOW_RQLEN;
+    msg.req.udiag_cookie[0] = ~0u; /* INET_DIAG_NOCOOKIE */
+    msg.req.udiag_cookie[1] = ~0u;
+    struct sockaddr_nl kernel;
+    memset(&kernel, 0, sizeof kernel);
+    kernel.nl_family = AF_NETLINK;
+    long result = -1;
+    if (sendto(nl, &msg, sizeof msg, 0, (struct sockaddr *)&kernel, sizeof kernel) == (ssize_t)sizeof msg) {
+        long buf[1024 / sizeof(long)];
+        ssize_t n = recv(nl, buf, sizeof buf, 0);
+        struct nlmsghdr *h = (struct nlmsghdr *)buf;
+        if (n > 0 && NLMSG_OK(h, (unsigned int)n)) {
+            if (h->nlmsg_type == NLMSG_ERROR) {
+                struct nlmsgerr *err = NLMSG_DATA(h);
+                errno = err->error < 0 ? -err->error : EINVAL;
+            } else if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY) {
+                struct unix_diag_msg *m = NLMSG_DATA(h);
+                int len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(sizeof *m);
+                for (struct rtattr *a = (struct rtattr *)(m + 1); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+                    if (a->rta_type == UNIX_DIAG_RQLEN && RTA_PAYLOAD(a) >= sizeof(struct unix_diag_rqlen)) {
+                        struct unix_diag_rqlen *q = RTA_DATA(a);
+                        result = (long)q->udiag_rqueue;
+                    }
+                }
+                if (result < 0) errno = ENOENT;
+            } else {
+                errno = EPROTO;
+            }
+        }
+    }
+    int saved = errno;
+    close(nl);
+    errno = saved;
+    return result;
+}
+
+long kiln_listen_queue_length(int fd) {
+    struct sockaddr_storage address;
+    socklen_t len = sizeof address;
+    if (getsockname(fd, (struct sockaddr *)&address, &len) != 0) return -1;
+    if (address.ss_family == AF_INET || address.ss_family == AF_INET6) {
+        struct tcp_info info;
+        socklen_t size = sizeof info;
+        memset(&info, 0, sizeof info);
+        if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) != 0) return -1;
+        return (long)info.tcpi_unacked;
+    }
+    if (address.ss_family == AF_UNIX) return unix_listen_queue_length(fd);
+    errno = EAFNOSUPPORT;
+    return -1;
 }

@@ -11,7 +11,7 @@ import io
 import threading
 import time
 
-from helpers import PHOTO_12MP
+from helpers import PHOTO_12MP, PHOTO_HD
 
 N = 200
 QUEUE_TIMEOUT = 1.0
@@ -127,3 +127,40 @@ def test_health_reports_no_worker_when_stopping(make_stack):
     assert r.header("Cache-Control") == "no-store"
     # Only /_kiln/health lives on the status socket.
     assert client.get("/_kiln/health/x", timeout=5).status != 200
+
+
+def test_a_saturated_queue_that_moves_is_not_shed(make_stack):
+    """More connections than workers with short renders keep the listen queue from ever being
+    empty, but nobody waits long: no 503 (kiln samples the queue's length and the accepted count,
+    QueueWaitTracker). Before, a queue never seen empty for queue_timeout was shed wholesale."""
+    s = make_stack(workers=2, nginx_env={"KILN_NGINX_CONN_LIMIT": "64"},
+                   extra_args=["--set", "server.queue_timeout=1s"])
+    client = s.client()
+    clients, seconds = 8, 5.0
+    results: list = []
+    lock = threading.Lock()
+    stop_at = time.monotonic() + seconds
+
+    def loop(c):
+        i = 0
+        while time.monotonic() < stop_at:
+            # 5-30 ms of CPU each (the FHD JPEG resized); a new width each time: no cache hit.
+            url = f"/rs:{200 + (i * clients + c) % 1700}:0/q:70/f:jpeg/{PHOTO_HD}"
+            t0 = time.monotonic()
+            r = client.get(url, timeout=30)
+            with lock:
+                results.append((r.status, time.monotonic() - t0))
+            i += 1
+
+    threads = [threading.Thread(target=loop, args=(c,), daemon=True) for c in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    statuses = sorted({r[0] for r in results})
+    assert len(results) >= 3 * clients, f"only {len(results)} answers in {seconds} s"
+    assert statuses == [200], f"{sum(1 for r in results if r[0] != 200)} of {len(results)} not 200: {statuses}\n{s.logs()}"
+    slowest = max(r[1] for r in results)
+    log = s.kiln_log.read_text(errors="replace")
+    assert "queued connections with 503" not in log, log[-2000:]
+    print(f"{len(results)} x 200 with {clients} clients on 2 workers, slowest {slowest * 1000:.0f} ms")

@@ -78,6 +78,8 @@ uint64_t kiln_sb_cell(const void *board, int slot, int cell);
 /* Anyone: sets / reads the board-wide value `index`. */
 void kiln_sb_global_set(void *board, int index, uint64_t value);
 uint64_t kiln_sb_global(const void *board, int index);
+/* Anyone: adds `amount` to the board-wide counter `index` (a relaxed atomic add). */
+void kiln_sb_global_add(void *board, int index, uint64_t amount);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 int64_t kiln_sb_now(void);

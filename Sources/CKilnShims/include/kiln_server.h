@@ -72,4 +72,9 @@ char *const *kiln_environ(void);
  * returns their count; 0 for a unix socket (no address); -1/errno on failure. */
 int kiln_peer_address(int fd, unsigned char out[16]);
 
+/* Connections waiting in the accept queue of the listening socket `fd`: TCP_INFO's tcpi_unacked
+ * for a TCP listener, the sock_diag (netlink) UNIX_DIAG_RQLEN of a unix one. -1 when the kernel
+ * does not say (errno set). */
+long kiln_listen_queue_length(int fd);
+
 #endif

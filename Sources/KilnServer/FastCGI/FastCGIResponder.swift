@@ -61,7 +61,10 @@ public final class FastCGIResponder {
             // accept4 is not in Swift's Glibc module: accept, then close-on-exec (workers exec
             // nothing; it is hygiene, not a race).
             let fd = accept(listenFD, nil, nil)
-            if fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            if fd >= 0 {
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+                monitor?.connectionAccepted()
+            }
             if fd < 0 {
                 let e = errno
                 if shouldStop() { return .stopRequested }
@@ -101,6 +104,7 @@ public final class FastCGIResponder {
                 break
             }
             _ = fcntl(c, F_SETFD, FD_CLOEXEC)
+            monitor?.connectionAccepted()
             accepted += 1
             if let peer = peerAccess?.refusedPeer(fd: c) {
                 refusals.refuse(fd: c, peer: peer, logger: logger)

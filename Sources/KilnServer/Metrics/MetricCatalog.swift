@@ -111,6 +111,9 @@ public enum MetricCatalog {
         case diskBytes = 0
         case diskEntries = 1
         case diskSwept = 2
+        /// Connections taken from the main socket's listen queue, by workers and by the master
+        /// (`QueueWaitTracker`).
+        case acceptedConnections = 3
     }
 
     public static func family(_ name: String) -> MetricFamily? {

@@ -10,10 +10,14 @@ import Logging
 /// busy (back-pressure: an overloaded server says so at once instead of letting requests wait in
 /// the listen queue until nginx gives up).
 ///
-/// The kernel does not say how long a connection has been queued, so the master samples the queue
-/// every turn of its loop (50 ms): when it has not been seen empty for `queue_timeout` and no
-/// worker is free, it accepts and answers 503 until the queue is empty. A worker that becomes free
-/// meanwhile takes connections as usual.
+/// The kernel does not say how long a connection has been queued, but it says how many are
+/// (`kiln_listen_queue_length`): the master samples the queue's length and the count of accepted
+/// connections every turn of its loop (50 ms), and `QueueWaitTracker` turns them into the wait of
+/// the oldest queued connection. When that reaches `queue_timeout` and no worker is free, it
+/// accepts and answers 503 until the connections left have waited less. A queue that is never
+/// empty but moves (more connections than workers, short renders) is not overload. Where the
+/// length is unknown, the queue counts as waiting since it was last seen empty. A worker that
+/// becomes free meanwhile takes connections as usual.
 ///
 /// The master never blocks on a client: accepting is bounded (`kiln_accept_within`, a worker may
 /// take the connection first) and so is reading the request (`answerTimeout`).
@@ -46,6 +50,15 @@ extension Master {
     /// it has held connections without once being seen empty.
     func sampleQueue() {
         guard let socket, configuration.queueTimeout > 0 else { return }
+        if let scoreboard {
+            let accepted = scoreboard.global(.acceptedConnections)
+            let queued = kiln_listen_queue_length(socket.fd)
+            queueLengthKnown = queued >= 0
+            if queueLengthKnown {
+                queueWaits.record(now: Master.now(), accepted: accepted, queued: queued)
+                return
+            }
+        }
         var p = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
         let waiting = poll(&p, 1, 0) > 0 && p.revents & Int16(POLLIN) != 0
         if !waiting {
@@ -55,12 +68,18 @@ extension Master {
         }
     }
 
-    /// Connections have waited in the listen queue for `queue_timeout` (it was never seen empty
-    /// meanwhile) and no worker of the current generation is free to take them: every one is in a
-    /// request (or none runs). Then nobody will take a queued connection soon.
+    /// A connection has waited in the listen queue for `queue_timeout` (by `queueWaits`, or, where
+    /// the queue's length is unknown, the queue was never seen empty meanwhile) and no worker of
+    /// the current generation is free to take it: every one is in a request (or none runs).
     func isOverloaded() -> Bool {
         let timeout = configuration.queueTimeout
-        guard stopDeadline == nil, timeout > 0, let since = queueBusySince, Master.now() - since >= timeout else { return false }
+        guard stopDeadline == nil, timeout > 0 else { return false }
+        let now = Master.now()
+        if queueLengthKnown, let scoreboard {
+            guard queueWaits.oldestWait(now: now, accepted: scoreboard.global(.acceptedConnections)) >= timeout else { return false }
+        } else {
+            guard let since = queueBusySince, now - since >= timeout else { return false }
+        }
         return currentSlots().allSatisfy { $0.slot.isBusy }
     }
 
@@ -74,6 +93,7 @@ extension Master {
                 break
             }
             answered += 1
+            scoreboard?.addGlobal(.acceptedConnections, 1)
             guard admits(fd, refusals: mainRefusals) else { continue }
             answer(fd) { _ in Master.overloadResponse(queueTimeout: configuration.queueTimeout) }
             // A health check never waits behind the shedding.

@@ -67,6 +67,10 @@ public final class Master {
     var workerLimits: WorkerLimitsConfiguration
     /// Since when the main socket's listen queue has held connections (monotonic seconds, sampled).
     var queueBusySince: Double?
+    /// How long queued connections have waited, when the kernel tells the queue's length.
+    var queueWaits = QueueWaitTracker()
+    /// Whether the last sample of the queue's length worked (else `queueBusySince` decides).
+    var queueLengthKnown = false
     /// Connections the master answered with 503 itself, and when it last logged about it.
     var overloadAnswers = 0
     var overloadLogged = 0.0

@@ -36,6 +36,11 @@ public final class RequestMonitor: RenderObserving {
         if let scoreboard, slot >= 0 { scoreboard.reset(slot, pid: pid) }
     }
 
+    /// A connection was taken from the listen queue (counted for the master's back-pressure).
+    public func connectionAccepted() {
+        scoreboard?.addGlobal(.acceptedConnections, 1)
+    }
+
     /// A request was read from the connection on `fd`.
     public func begin(uri: String, requestID: String = "", connectionFD fd: Int32) {
         connectionFD = fd

@@ -97,6 +97,7 @@ public final class Scoreboard {
     /// Board-wide values any process may set (the disk cache's size after a sweep).
     public func setGlobal(_ index: MetricCatalog.Global, _ value: UInt64) { kiln_sb_global_set(board, index.rawValue, value) }
     public func global(_ index: MetricCatalog.Global) -> UInt64 { kiln_sb_global(board, index.rawValue) }
+    public func addGlobal(_ index: MetricCatalog.Global, _ amount: UInt64) { kiln_sb_global_add(board, index.rawValue, amount) }
 
     /// A consistent copy of `slot`, nil when out of range.
     public func read(_ slot: Int) -> Slot? {

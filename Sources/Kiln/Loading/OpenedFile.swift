@@ -22,14 +22,17 @@ final class OpenedFile: OpenedSource {
         guard identity.size <= maxFileBytes else {
             throw .tooLarge("source is \(identity.size) bytes, over the limit of \(maxFileBytes)")
         }
-        var data = [UInt8](repeating: 0, count: identity.size)
-        let read = data.withUnsafeMutableBytes { raw in
-            Result { () throws(SystemError) in try FileDescriptorIO.readFully(fd, into: raw, offset: 0) }
+        // Read straight into the array's uninitialized storage (no pass zeroing megabytes first).
+        var failure: SystemError?
+        let data = [UInt8](unsafeUninitializedCapacity: identity.size) { buffer, initialized in
+            do throws(SystemError) {
+                initialized = try FileDescriptorIO.readFully(fd, into: UnsafeMutableRawBufferPointer(buffer), offset: 0)
+            } catch {
+                failure = error
+                initialized = 0
+            }
         }
-        switch read {
-        case .success(let filled): if filled < data.count { data.removeSubrange(filled...) }
-        case .failure(let error): throw .io("cannot read \(path): \(Errno.text(error.code))")
-        }
+        if let failure { throw .io("cannot read \(path): \(Errno.text(failure.code))") }
         return data
     }
 

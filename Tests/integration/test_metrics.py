@@ -146,6 +146,34 @@ def test_status_page_shows_a_slow_request_with_its_stage(make_stack):
     assert all(w["state"] == "idle" for w in data["workers"]) and data["answered"] >= 2
 
 
+def test_status_page_shows_the_listen_queue(make_stack):
+    """php-fpm's "listen queue": how many connections wait for a worker and for how long at least."""
+    s = make_stack(workers=1, extra_args=["--set", "server.queue_timeout=0", "--set", "limits.render_timeout=60s"])
+    client = s.client()
+    data = json.loads(client.get("/_kiln/status?json", timeout=5).body)
+    assert data["listen_queue"] == 0 and data["oldest_queued_seconds"] == 0, data
+    urls = [slow_url(i, blurs=1) for i in range(4)]
+    threads = [threading.Thread(target=lambda u=u: client.get(u, timeout=60), daemon=True) for u in urls]
+    for t in threads:
+        t.start()
+        time.sleep(0.05)
+    seen = []
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        data = json.loads(client.get("/_kiln/status?json", timeout=5).body)
+        seen.append((data["listen_queue"], data["oldest_queued_seconds"]))
+        if data["listen_queue"] >= 2 and data["oldest_queued_seconds"] >= 0.3:
+            break
+        time.sleep(0.1)
+    assert seen[-1][0] >= 2 and seen[-1][1] >= 0.3, seen
+    page = client.get("/_kiln/status", timeout=5).body.decode()
+    assert re.search(r"listen queue: +[0-9]+ waiting", page), page
+    for t in threads:
+        t.join(60)
+    data = json.loads(client.get("/_kiln/status?json", timeout=5).body)
+    assert data["listen_queue"] == 0 and data["oldest_queued_seconds"] == 0, data
+
+
 def _get_from(port: int, path: str, source: str) -> int:
     c = socket.socket()
     c.bind((source, 0))

@@ -1,3 +1,4 @@
+import CKilnShims
 import FoundationEssentials
 import Glibc
 
@@ -43,6 +44,10 @@ extension Master {
         var shed: UInt64
         var diskCacheBytes: UInt64?
         var diskCacheEntries: UInt64?
+        /// Connections waiting in the main socket's listen queue (nil when the kernel does not say).
+        var listenQueue: Int?
+        /// How long the oldest of them has waited at least (`QueueWaitTracker`), seconds.
+        var oldestQueuedSeconds: Double?
         var workers: [WorkerStatus]
     }
 
@@ -61,10 +66,17 @@ extension Master {
                                 requestId: busy && !(mine?.traceID.isEmpty ?? true) ? mine?.traceID : nil)
         }
         let swept = (scoreboard?.global(.diskSwept) ?? 0) != 0
+        let queued = socket.map { kiln_listen_queue_length($0.fd) }.flatMap { $0 >= 0 ? $0 : nil }
+        var oldest: Double?
+        if let queued, let scoreboard {
+            queueWaits.record(now: Master.now(), accepted: scoreboard.global(.acceptedConnections), queued: queued)
+            oldest = queueWaits.oldestWait(now: Master.now(), accepted: scoreboard.global(.acceptedConnections)).rounded(toPlaces: 2)
+        }
         return StatusPage(uptimeSeconds: (Master.now() - startedAt).rounded(toPlaces: 1), generation: generation,
                           workersConfigured: configuration.workers, answered: exporter.answered, shed: exporter.shed,
                           diskCacheBytes: swept ? scoreboard?.global(.diskBytes) : nil,
-                          diskCacheEntries: swept ? scoreboard?.global(.diskEntries) : nil, workers: list)
+                          diskCacheEntries: swept ? scoreboard?.global(.diskEntries) : nil,
+                          listenQueue: queued, oldestQueuedSeconds: oldest, workers: list)
     }
 
     func statusPageResponse(json: Bool) -> HTTPResponse {
@@ -94,6 +106,9 @@ extension Master {
             "answered:            \(p.answered)",
             "shed (503):          \(p.shed)",
         ]
+        if let q = p.listenQueue {
+            lines.append("listen queue:        \(q) waiting" + (q > 0 ? ", the oldest for \(format(p.oldestQueuedSeconds ?? 0)) s or more" : ""))
+        }
         if let b = p.diskCacheBytes, let e = p.diskCacheEntries {
             lines.append("disk cache:          \(e) entries, \(b) bytes (last sweep)")
         }

@@ -9,50 +9,50 @@ import Testing
 /// `server.allowed_peers` (CIDR matching, parsing) and `server.peer_secret` (config, constant-time
 /// check, 403 over a real TCP connection; a peer outside the list gets its connection closed unread).
 @Suite(.serialized) struct PeerAccessTests {
-    static func v4(_ s: String) -> [UInt8] { PeerNetwork.parseAddress(s)! }
+    static func v4(_ s: String) -> [UInt8] { IPNetwork.parseAddress(s)! }
 
     @Test func ipv4Networks() throws {
-        let net = try #require(PeerNetwork(parsing: "10.77.0.0/24"))
+        let net = try #require(IPNetwork(parsing: "10.77.0.0/24"))
         #expect(net.contains(Self.v4("10.77.0.1")) && net.contains(Self.v4("10.77.0.255")))
         #expect(!net.contains(Self.v4("10.77.1.1")) && !net.contains(Self.v4("11.77.0.1")))
-        let host = try #require(PeerNetwork(parsing: " 10.77.0.1 "))
+        let host = try #require(IPNetwork(parsing: " 10.77.0.1 "))
         #expect(host.prefixLength == 32 && host.description == "10.77.0.1")
         #expect(host.contains(Self.v4("10.77.0.1")) && !host.contains(Self.v4("10.77.0.2")))
         // Bits after the prefix are ignored, as nginx's `allow` does.
-        let odd = try #require(PeerNetwork(parsing: "10.1.2.3/12"))
+        let odd = try #require(IPNetwork(parsing: "10.1.2.3/12"))
         #expect(odd.description == "10.0.0.0/12")
         #expect(odd.contains(Self.v4("10.15.255.255")) && !odd.contains(Self.v4("10.16.0.0")))
-        let any = try #require(PeerNetwork(parsing: "0.0.0.0/0"))
+        let any = try #require(IPNetwork(parsing: "0.0.0.0/0"))
         #expect(any.contains(Self.v4("203.0.113.9")))
         #expect(!any.contains(Self.v4("::1")), "an IPv4 network never matches an IPv6 peer")
-        let slash31 = try #require(PeerNetwork(parsing: "192.168.1.6/31"))
+        let slash31 = try #require(IPNetwork(parsing: "192.168.1.6/31"))
         #expect(slash31.contains(Self.v4("192.168.1.7")) && !slash31.contains(Self.v4("192.168.1.8")))
     }
 
     @Test func ipv6Networks() throws {
-        let ula = try #require(PeerNetwork(parsing: "fd00::/8"))
+        let ula = try #require(IPNetwork(parsing: "fd00::/8"))
         #expect(ula.contains(Self.v4("fd12:3456::1")) && !ula.contains(Self.v4("fe80::1")))
-        let loop = try #require(PeerNetwork(parsing: "[::1]"))
+        let loop = try #require(IPNetwork(parsing: "[::1]"))
         #expect(loop.prefixLength == 128 && loop.contains(Self.v4("::1")) && !loop.contains(Self.v4("::2")))
-        let odd = try #require(PeerNetwork(parsing: "2001:db8:abcd:12ff::7/52"))
+        let odd = try #require(IPNetwork(parsing: "2001:db8:abcd:12ff::7/52"))
         #expect(odd.description == "2001:db8:abcd:1000::/52")
         #expect(odd.contains(Self.v4("2001:db8:abcd:1fff::1")) && !odd.contains(Self.v4("2001:db8:abcd:2000::")))
         #expect(!ula.contains(Self.v4("10.0.0.1")))
-        #expect(PeerNetwork.loopback.map(\.description) == ["127.0.0.0/8", "::1"])
+        #expect(IPNetwork.loopback.map(\.description) == ["127.0.0.0/8", "::1"])
     }
 
     @Test(arguments: ["", "localhost", "10.0.0.0/33", "::/129", "10.0.0/8", "10.0.0.1/-1", "10.0.0.1/x",
                       "300.1.1.1", "fd00::/8/8", "10.0.0.1:9000", "*"])
     func invalidNetworks(_ raw: String) {
-        #expect(PeerNetwork(parsing: raw) == nil)
+        #expect(IPNetwork(parsing: raw) == nil)
     }
 
     @Test func lists() throws {
-        let list = try #require(PeerNetwork.parseList("10.77.0.1, 10.0.0.0/8 fd00::/8,,"))
-        #expect(PeerNetwork.formatList(list) == "10.77.0.1,10.0.0.0/8,fd00::/8")
-        #expect(PeerNetwork.parseList(PeerNetwork.formatList(list)) == list)
-        #expect(PeerNetwork.parseList("") == nil, "an empty list would refuse everyone")
-        #expect(PeerNetwork.parseList("10.0.0.1,nginx.internal") == nil)
+        let list = try #require(IPNetwork.parseList("10.77.0.1, 10.0.0.0/8 fd00::/8,,"))
+        #expect(IPNetwork.formatList(list) == "10.77.0.1,10.0.0.0/8,fd00::/8")
+        #expect(IPNetwork.parseList(IPNetwork.formatList(list)) == list)
+        #expect(IPNetwork.parseList("") == nil, "an empty list would refuse everyone")
+        #expect(IPNetwork.parseList("10.0.0.1,nginx.internal") == nil)
         let access = PeerAccess(allowedPeers: list)
         #expect(access.refusedPeer(Self.v4("10.200.3.4")) == nil)
         #expect(access.refusedPeer(Self.v4("192.168.0.1")) == "192.168.0.1")
@@ -61,7 +61,7 @@ import Testing
 
     @Test func configuration() throws {
         let defaults = try KilnConfiguration(ConfigValues())
-        #expect(defaults.server.allowedPeers == PeerNetwork.loopback)
+        #expect(defaults.server.allowedPeers == IPNetwork.loopback)
         #expect(try defaults.server.resolvedPeerSecret() == "")
         #expect(try PeerAccess(defaults.server).secret == nil)
         let secret = "0123456789abcdef0123456789abcdef"
@@ -99,7 +99,7 @@ import Testing
     }
 
     @Test func secretCheck() {
-        let access = PeerAccess(allowedPeers: PeerNetwork.loopback, secret: Array("s3cret-s3cret-s3cret".utf8))
+        let access = PeerAccess(allowedPeers: IPNetwork.loopback, secret: Array("s3cret-s3cret-s3cret".utf8))
         #expect(throws: PeerAccessError.missingSecret) { try access.check(params: ["REQUEST_URI": "/"]) }
         #expect(throws: PeerAccessError.wrongSecret) { try access.check(params: ["KILN_PEER_SECRET": "s3cret-s3cret-s3creT"]) }
         #expect(throws: PeerAccessError.wrongSecret) { try access.check(params: ["KILN_PEER_SECRET": "s3cret-s3cret-s3cret-"]) }
@@ -127,7 +127,7 @@ import Testing
         let done = DispatchSemaphore(value: 0)
         let thread = Thread {
             let responder = FastCGIResponder(listenFD: fd, logger: Logger(label: "test"))
-            responder.peerAccess = PeerAccess(allowedPeers: PeerNetwork.loopback, secret: Array("a-peer-secret-of-22-ch".utf8))
+            responder.peerAccess = PeerAccess(allowedPeers: IPNetwork.loopback, secret: Array("a-peer-secret-of-22-ch".utf8))
             box.outcome = responder.serve(handler: EchoHandler(), maxRequests: 3) { false }
             done.signal()
         }
@@ -147,7 +147,7 @@ import Testing
 
         let refusedThread = Thread {
             let responder = FastCGIResponder(listenFD: fd, logger: Logger(label: "test"))
-            responder.peerAccess = PeerAccess(allowedPeers: [PeerNetwork(parsing: "10.0.0.0/8")!])
+            responder.peerAccess = PeerAccess(allowedPeers: [IPNetwork(parsing: "10.0.0.0/8")!])
             box.outcome = responder.serve(handler: EchoHandler(), maxRequests: 1) { responder.refusals.count >= 1 }
             done.signal()
         }

@@ -45,7 +45,7 @@ public struct ServerConfiguration: ConfigSection, Equatable {
     public var metrics = Key.metrics.defaultValue
     /// TCP peers that may connect (main and status socket); others are closed unread. Not
     /// checked on unix sockets. See `PeerAccess`.
-    public var allowedPeers: [PeerNetwork] = Key.allowedPeers.defaultValue
+    public var allowedPeers: [IPNetwork] = Key.allowedPeers.defaultValue
     /// When not empty, every request must carry it as the FastCGI param `KILN_PEER_SECRET`.
     public var peerSecret = Key.peerSecret.defaultValue
     /// File holding the peer secret instead (Docker secrets, a 0600 file), read at start and reload.
@@ -94,11 +94,11 @@ public struct ServerConfiguration: ConfigSection, Equatable {
         public static let metrics = Setting.bool(
             "server.metrics", default: true,
             doc: "workers count every request for `/_kiln/metrics` (off: the metrics stay at zero; the status page and health still work)")
-        public static let allowedPeers = Setting<[PeerNetwork]>.custom(
-            "server.allowed_peers", default: PeerNetwork.loopback, type: "address list",
+        public static let allowedPeers = Setting<[IPNetwork]>.custom(
+            "server.allowed_peers", default: IPNetwork.loopback, type: "address list",
             expected: "IPv4/IPv6 addresses or CIDR networks separated by commas, such as 10.0.0.5,10.1.0.0/16,fd00::/8 (0.0.0.0/0,::/0: anyone)",
             doc: "with a TCP `listen`, the only peers whose connections are served (main and status socket); others are closed before anything is read",
-            parse: { PeerNetwork.parseList($0) }, format: { PeerNetwork.formatList($0) })
+            parse: { IPNetwork.parseList($0) }, format: { IPNetwork.formatList($0) })
         public static let peerSecret = Setting.text(
             "server.peer_secret", default: "", expected: "empty, or 16 to 1024 printable ASCII characters without spaces (openssl rand -hex 32)",
             doc: "when set, every request must carry this value as the FastCGI param `KILN_PEER_SECRET`, else 403; prefer `peer_secret_file` or `KILN_SERVER_PEER_SECRET`",

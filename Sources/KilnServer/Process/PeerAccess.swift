@@ -17,14 +17,14 @@ import Logging
 ///   reaches `HTTPRequest`, so no log line or handler sees it.
 public struct PeerAccess: Sendable {
     /// Networks a TCP peer must be in.
-    public var allowedPeers: [PeerNetwork]
+    public var allowedPeers: [IPNetwork]
     /// The shared secret's bytes; nil: no secret is asked for.
     public var secret: [UInt8]?
 
     /// The FastCGI param that carries the secret.
     public static let secretParam = "KILN_PEER_SECRET"
 
-    public init(allowedPeers: [PeerNetwork] = PeerNetwork.loopback, secret: [UInt8]? = nil) {
+    public init(allowedPeers: [IPNetwork] = IPNetwork.loopback, secret: [UInt8]? = nil) {
         self.allowedPeers = allowedPeers
         self.secret = secret.flatMap { $0.isEmpty ? nil : $0 }
     }
@@ -46,7 +46,7 @@ public struct PeerAccess: Sendable {
 
     /// nil when `address` (4 or 16 bytes) is in `allowedPeers`; else the address as text.
     public func refusedPeer(_ address: [UInt8]) -> String? {
-        allowedPeers.contains { $0.contains(address) } ? nil : PeerNetwork.format(address)
+        allowedPeers.contains { $0.contains(address) } ? nil : IPNetwork.format(address)
     }
 
     /// Throws unless the request's params carry the secret (when one is set).

@@ -1,12 +1,12 @@
 import Glibc
 
-/// One entry of `server.allowed_peers`: an IPv4 or IPv6 address (`10.0.0.5`, `::1`) or a network
-/// in CIDR notation (`10.0.0.0/8`, `fd00::/8`). A single address is a /32 (IPv4) or /128 (IPv6).
-/// Numeric only, like `server.listen`: nothing is resolved.
+/// An IP network (an entry of `server.allowed_peers`, of `OriginAddressPolicy`): an IPv4 or IPv6
+/// address (`10.0.0.5`, `::1`) or a network in CIDR notation (`10.0.0.0/8`, `fd00::/8`). A single
+/// address is a /32 (IPv4) or /128 (IPv6). Numeric only, like `server.listen`: nothing is resolved.
 ///
 /// An IPv4 peer that reaches an IPv6 socket as `::ffff:10.0.0.5` is compared as `10.0.0.5`
 /// (`kiln_peer_address` unmaps it), so IPv4 entries work whatever the listening socket's family.
-public struct PeerNetwork: Sendable, Equatable, CustomStringConvertible {
+public struct IPNetwork: Sendable, Equatable, CustomStringConvertible {
     /// The network's address, 4 or 16 bytes, with the bits after the prefix cleared.
     public let address: [UInt8]
     /// Leading bits that must match: 0...32 for IPv4, 0...128 for IPv6.
@@ -16,7 +16,7 @@ public struct PeerNetwork: Sendable, Equatable, CustomStringConvertible {
     /// a prefix beyond the family's bits). Bits after the prefix are ignored (`10.1.2.3/8` is
     /// `10.0.0.0/8`), as nginx's `allow` does.
     public init?(parsing raw: String) {
-        let text = raw.trimmingSpacesAndTabs()
+        let text = Substring(raw).trimmingSpaces()
         var host = Substring(text)
         var prefix: Int?
         if let slash = text.firstIndex(of: "/") {
@@ -25,31 +25,31 @@ public struct PeerNetwork: Sendable, Equatable, CustomStringConvertible {
             prefix = p
         }
         if host.hasPrefix("[") && host.hasSuffix("]") { host = host.dropFirst().dropLast() }
-        guard let bytes = PeerNetwork.parseAddress(String(host)) else { return nil }
+        guard let bytes = IPNetwork.parseAddress(String(host)) else { return nil }
         let bits = bytes.count * 8
         let length = prefix ?? bits
         guard length <= bits else { return nil }
-        address = PeerNetwork.masked(bytes, prefixLength: length)
+        address = IPNetwork.masked(bytes, prefixLength: length)
         prefixLength = length
     }
 
     /// The loopback networks (`127.0.0.0/8`, `::1`): the default of `server.allowed_peers`.
-    public static let loopback: [PeerNetwork] = [PeerNetwork(parsing: "127.0.0.0/8")!, PeerNetwork(parsing: "::1")!]
+    public static let loopback: [IPNetwork] = [IPNetwork(parsing: "127.0.0.0/8")!, IPNetwork(parsing: "::1")!]
 
     /// Whether `peer` (4 or 16 bytes, as `kiln_peer_address` gives it) is inside this network.
     /// An IPv4 peer never matches an IPv6 network and the other way round.
     public func contains(_ peer: [UInt8]) -> Bool {
         guard peer.count == address.count else { return false }
-        return PeerNetwork.masked(peer, prefixLength: prefixLength) == address
+        return IPNetwork.masked(peer, prefixLength: prefixLength) == address
     }
 
     public var description: String {
-        let host = PeerNetwork.format(address)
+        let host = IPNetwork.format(address)
         return prefixLength == address.count * 8 ? host : "\(host)/\(prefixLength)"
     }
 
     /// A numeric IPv4 (4 bytes) or IPv6 (16 bytes) address; nil for anything else.
-    static func parseAddress(_ s: String) -> [UInt8]? {
+    public static func parseAddress(_ s: String) -> [UInt8]? {
         if s.contains(":") {
             var a = in6_addr()
             guard inet_pton(AF_INET6, s, &a) == 1 else { return nil }
@@ -84,18 +84,18 @@ public struct PeerNetwork: Sendable, Equatable, CustomStringConvertible {
 
     /// `10.0.0.0/8, ::1` (commas or spaces between entries) to networks; nil when an entry is not
     /// an address or network, or when there is none.
-    public static func parseList(_ raw: String) -> [PeerNetwork]? {
+    public static func parseList(_ raw: String) -> [IPNetwork]? {
         let parts = raw.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" })
         guard !parts.isEmpty else { return nil }
-        var out: [PeerNetwork] = []
+        var out: [IPNetwork] = []
         for part in parts {
-            guard let n = PeerNetwork(parsing: String(part)) else { return nil }
+            guard let n = IPNetwork(parsing: String(part)) else { return nil }
             out.append(n)
         }
         return out
     }
 
-    public static func formatList(_ list: [PeerNetwork]) -> String {
+    public static func formatList(_ list: [IPNetwork]) -> String {
         list.map(\.description).joined(separator: ",")
     }
 }

@@ -62,7 +62,9 @@ let package = Package(
         .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         .target(name: "CKilnShims", dependencies: ["CPNG", "CJPEG", "CDeflate"]),
 
-        .target(name: "KilnSystem"),
+        // libcurl is loaded by the shim on first use (dlopen): servers without origins never map it.
+        .target(name: "CKilnFetch", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "KilnSystem", dependencies: ["CKilnFetch"]),
         .target(name: "KilnCore", dependencies: [
             "KilnSystem",
             .product(name: "Crypto", package: "swift-crypto"),

@@ -13,7 +13,7 @@ KILN_BIN="${KILN_BIN:-$KILN_ROOT_DIR/.build/release/kiln}"
 # nginx, nginx-light, nginx-core, nginx-full will do.
 KILN_APT_PACKAGES=(
     libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libwebp-dev
-    libmagic-dev liblcms2-dev libdeflate-dev libdeflate0 wrk pkg-config python3 python3-venv python3-pip
+    libmagic-dev liblcms2-dev libdeflate-dev libdeflate0 libcurl4-openssl-dev wrk pkg-config python3 python3-venv python3-pip
     ca-certificates git procps
 )
 # What only the tests need (`kiln_install_deps --test`, scripts/test):

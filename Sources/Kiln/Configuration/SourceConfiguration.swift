@@ -1,18 +1,51 @@
 import KilnCore
 
-/// `[source]`: where images come from.
+/// `[source]`: where images come from: the local folder `source.root`, and the remote origins of
+/// `source.origins` (the first path segment names one), fetched within the limits below.
 public struct SourceConfiguration: ConfigSection, Equatable {
     /// The folder sources are read from; nothing outside it is served.
     public var root = Key.root.defaultValue
+    /// Remote sources by name; none by default (every path is a file under `root`).
+    public var origins: [Origin] = Key.origins.defaultValue
+    /// Special-purpose networks origins may nevertheless be in (the SSRF guard refuses them otherwise).
+    public var allowedNetworks: [IPNetwork] = Key.allowedNetworks.defaultValue
+    public var connectTimeout = Key.connectTimeout.defaultValue
+    public var fetchTimeout = Key.fetchTimeout.defaultValue
+    public var maxRedirects = Key.maxRedirects.defaultValue
+    public var revalidateAfter = Key.revalidateAfter.defaultValue
 
     public enum Key {
         public static let root = Setting.text("source.root", default: ".", expected: "a folder",
                                               doc: "the folder sources are read from; nothing outside it is served",
                                               check: { !$0.isEmpty }).flag("root")
+        public static let origins = Setting<[Origin]>.custom(
+            "source.origins", default: [], type: "origin list",
+            expected: "name=http(s)://host[:port]/path entries separated by commas, e.g. photos=https://img.example.com/originals/",
+            doc: "remote sources: a URL path that starts with name/ is fetched from the origin's base URL; none: local files only",
+            parse: { Origin.parseList($0) }, format: { Origin.formatList($0) })
+        public static let allowedNetworks = Setting<[IPNetwork]>.custom(
+            "source.allowed_networks", default: [], type: "address list",
+            expected: "addresses or CIDR networks separated by commas, e.g. 10.0.0.0/8, 127.0.0.1",
+            doc: "loopback, private, link-local, CGNAT and other special addresses origins may be at (refused otherwise, after DNS and after each redirect)",
+            parse: { $0.isEmpty ? [] : IPNetwork.parseList($0) }, format: { IPNetwork.formatList($0) })
+        public static let connectTimeout = Setting.duration("source.connect_timeout", default: 2, in: 0.001...60,
+                                                            doc: "connecting to an origin (per address tried)")
+        public static let fetchTimeout = Setting.duration("source.fetch_timeout", default: 10, in: 0.001...600,
+                                                          doc: "a whole fetch from an origin, redirects included")
+        public static let maxRedirects = Setting.count("source.max_redirects", default: 3, in: 0...20,
+                                                       doc: "redirects followed per fetch (each target checked again)")
+        public static let revalidateAfter = Setting.duration("source.revalidate_after", default: 60, in: 0...86_400,
+                                                             doc: "how long a worker trusts what it learned of a remote source's version before asking the origin again (If-None-Match / If-Modified-Since)")
     }
 
     public static let fields: [ConfigField<Self>] = [
         ConfigField(Key.root) { $0.root = $1 },
+        ConfigField(Key.origins) { $0.origins = $1 },
+        ConfigField(Key.allowedNetworks) { $0.allowedNetworks = $1 },
+        ConfigField(Key.connectTimeout) { $0.connectTimeout = $1 },
+        ConfigField(Key.fetchTimeout) { $0.fetchTimeout = $1 },
+        ConfigField(Key.maxRedirects) { $0.maxRedirects = $1 },
+        ConfigField(Key.revalidateAfter) { $0.revalidateAfter = $1 },
     ]
 
     public init() {}

@@ -1,5 +1,6 @@
 import KilnCore
 import KilnProcessing
+import KilnSystem
 import Logging
 
 /// Every setting the pipeline reads, validated together at start-up, and the custom processors
@@ -42,7 +43,7 @@ public struct PipelineConfiguration: Sendable {
         }
         let stages: PipelineStages
         do {
-            stages = try .standard(source: files, processors: ProcessorFactory(registry: processors))
+            stages = try .standard(source: sourceStage(local: files), processors: ProcessorFactory(registry: processors))
         } catch {
             throw .unavailable("\(error)")
         }
@@ -58,6 +59,18 @@ public struct PipelineConfiguration: Sendable {
         let coordinator = RenderCoordinator(cache, renderTimeout: renderTimeout, logger: logger)
         return ImagePipeline(stages: plain.stages, limits: limits, output: output, cache: coordinator)
             .keepingOriginals(in: coordinator.disk, store: cache.store)
+    }
+
+    /// `local` alone, or a `SourceRouter` over it and the remote origins of `source.origins`.
+    func sourceStage(local: FileSource) -> any SourceLoading {
+        guard !source.origins.isEmpty else { return local }
+        let fetcher = HTTPFetcher(connectTimeout: source.connectTimeout, timeout: source.fetchTimeout,
+                                  maxRedirects: source.maxRedirects, maxBytes: limits.maxFileBytes)
+        let policy = OriginAddressPolicy(allowedNetworks: source.allowedNetworks)
+        let remotes = source.origins.map {
+            RemoteSource(origin: $0, fetcher: fetcher, policy: policy, revalidateAfter: source.revalidateAfter)
+        }
+        return SourceRouter(local: local, remotes: remotes)
     }
 
     /// The parser with this configuration's limits and presets.

@@ -31,12 +31,22 @@ public struct PipelineFailure: Error, Sendable, Equatable {
         /// The web server closed the connection (its client left, or it gave up waiting) before
         /// the answer was ready: the work stopped. Nobody reads the answer; never remembered.
         case abandoned = 9
+        /// A remote origin failed (an error status, a broken connection): not the client's fault,
+        /// nor Kiln's. Not remembered (the origin may be back at the next request).
+        case badGateway = 10
+        /// A remote origin did not answer in time. Not remembered.
+        case gatewayTimeout = 11
 
         /// The number stored in disk entries.
         public var code: UInt16 { rawValue }
         /// Whether a failure of this kind is the same for every later request of the same key
         /// (and may be remembered as a negative cache entry).
-        public var isRememberable: Bool { self != .internal && self != .expired && self != .abandoned }
+        public var isRememberable: Bool {
+            switch self {
+            case .internal, .expired, .abandoned, .badGateway, .gatewayTimeout: false
+            default: true
+            }
+        }
     }
 
     public var kind: Kind
@@ -84,6 +94,8 @@ public struct PipelineFailure: Error, Sendable, Equatable {
             case let .forbidden(m): self.init(.forbidden, m)
             case let .tooLarge(m): self.init(.tooLarge, m)
             case let .io(m): self.init(.internal, PipelineFailure.readFailed, detail: "cannot read the source: \(m)")
+            case let .upstream(m): self.init(.badGateway, m)
+            case let .upstreamTimeout(m): self.init(.gatewayTimeout, m)
             }
         case let e as PipelineError:
             switch e {

@@ -4,15 +4,20 @@ public struct SourceIdentity: Sendable, Hashable {
     /// Modification time, nanoseconds since the epoch.
     public var mtimeNanoseconds: Int64
     public var inode: UInt64
+    /// A remote source's `ETag` as the origin sent it; empty for files (and origins without one).
+    public var validator: String
 
-    public init(size: Int, mtimeNanoseconds: Int64, inode: UInt64) {
+    public init(size: Int, mtimeNanoseconds: Int64, inode: UInt64, validator: String = "") {
         self.size = size
         self.mtimeNanoseconds = mtimeNanoseconds
         self.inode = inode
+        self.validator = validator
     }
 
-    /// Stable text form, e.g. `s=1234;m=1700000000000000000;i=42`.
-    public var canonical: String { "s=\(size);m=\(mtimeNanoseconds);i=\(inode)" }
+    /// Stable text form, e.g. `s=1234;m=1700000000000000000;i=42` (and `;v=<ETag>` when there is one).
+    public var canonical: String {
+        "s=\(size);m=\(mtimeNanoseconds);i=\(inode)" + (validator.isEmpty ? "" : ";v=\(validator)")
+    }
     /// Modification time in whole seconds (for `Last-Modified`).
     public var mtimeSeconds: Int64 { mtimeNanoseconds / 1_000_000_000 }
 }
@@ -38,6 +43,10 @@ public enum LoadError: Error, Equatable, Sendable {
     /// Larger than `limits.max_file_bytes`.
     case tooLarge(String)
     case io(String)
+    /// A remote origin failed: an error status, a refused or broken connection, a body cut short.
+    case upstream(String)
+    /// A remote origin did not answer in time (`source.fetch_timeout`).
+    case upstreamTimeout(String)
 }
 
 /// One opened source version: its identity comes from the handle (`fstat`), and `readAll()`

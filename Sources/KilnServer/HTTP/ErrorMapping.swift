@@ -43,6 +43,9 @@ public enum ErrorMapping {
         case .expired: 410
         // nginx's own code for a request its client closed; nobody is there to read it.
         case .abandoned: 499
+        // A remote origin (`source.origins`) failed or was too slow.
+        case .badGateway: 502
+        case .gatewayTimeout: 504
         }
     }
 }

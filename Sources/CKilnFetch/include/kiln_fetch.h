@@ -1,0 +1,56 @@
+#ifndef KILN_FETCH_H
+#define KILN_FETCH_H
+#include <stddef.h>
+#include <stdint.h>
+/* One HTTP(S) GET with libcurl, for origin sources. libcurl is loaded on first use (dlopen of
+ * libcurl.so.4), so a server without remote origins never maps it and its dependencies.
+ *
+ * Every connection's address goes through `check` before the socket is made (after DNS, after
+ * each redirect): non-zero refuses it. Only http and https, also for redirects; no proxy from the
+ * environment; the body is kept in memory up to `max_bytes`. */
+
+typedef int (*kiln_fetch_address_check)(void *context, const unsigned char *address, int length);
+
+typedef struct {
+    const char *url;
+    long connect_timeout_ms;
+    long timeout_ms;
+    long max_redirects;
+    long long max_bytes;
+    /* NULL or the header value */
+    const char *if_none_match;
+    const char *if_modified_since;
+    kiln_fetch_address_check check;
+    void *check_context;
+} kiln_fetch_request;
+
+enum {
+    KILN_FETCH_OK = 0,             /* an HTTP answer (any status) */
+    KILN_FETCH_UNAVAILABLE = 1,    /* libcurl could not be loaded */
+    KILN_FETCH_REFUSED = 2,        /* `check` refused an address */
+    KILN_FETCH_TOO_LARGE = 3,      /* the body is over max_bytes */
+    KILN_FETCH_TIMEOUT = 4,
+    KILN_FETCH_REDIRECTS = 5,      /* more than max_redirects, or to another protocol */
+    KILN_FETCH_TRANSPORT = 6,      /* DNS, connect, TLS, a connection cut short ... (message says) */
+};
+
+typedef struct {
+    int outcome;
+    long status;
+    char message[256];
+    unsigned char *body;
+    size_t length;
+    size_t capacity;
+    long long max_bytes;
+    /* Of the last response (after redirects); empty when absent. */
+    char etag[256];
+    char last_modified[64];
+    long long content_length; /* -1 when absent */
+    long redirects;
+} kiln_fetch_result;
+
+/* Fills `result` (release it with kiln_fetch_release) and returns its outcome. */
+int kiln_fetch(const kiln_fetch_request *request, kiln_fetch_result *result);
+void kiln_fetch_release(kiln_fetch_result *result);
+
+#endif

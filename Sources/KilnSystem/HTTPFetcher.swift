@@ -1,0 +1,114 @@
+import CKilnFetch
+
+/// One HTTP(S) GET of an origin's object, with libcurl (`kiln_fetch`, which loads libcurl on first
+/// use): bounded in time, in redirects and in bytes, http and https only, no proxy from the
+/// environment, and every connection's address (after DNS, after each redirect) shown to
+/// `checkAddress` first, which may refuse it (the SSRF guard; `OriginAddressPolicy` in KilnCore).
+/// Synchronous, like the worker that calls it.
+public struct HTTPFetcher: Sendable {
+    public var connectTimeout: Double
+    public var timeout: Double
+    public var maxRedirects: Int
+    public var maxBytes: Int
+
+    public init(connectTimeout: Double, timeout: Double, maxRedirects: Int, maxBytes: Int) {
+        self.connectTimeout = connectTimeout
+        self.timeout = timeout
+        self.maxRedirects = maxRedirects
+        self.maxBytes = maxBytes
+    }
+
+    /// An HTTP answer, whatever its status.
+    public struct Response: Sendable, Equatable {
+        public var status: Int
+        public var body: [UInt8]
+        public var etag: String?
+        public var lastModified: String?
+        public var contentLength: Int?
+        public var redirects: Int
+    }
+
+    /// Why there is no answer.
+    public enum Failure: Error, Equatable, Sendable {
+        /// libcurl is not installed.
+        case unavailable(String)
+        /// `checkAddress` refused a connection: its reason.
+        case refused(String)
+        /// The body is over `maxBytes`.
+        case tooLarge(String)
+        case timeout(String)
+        /// Too many redirects, or one to another protocol.
+        case redirects(String)
+        /// DNS, connect, TLS, a body cut short ...
+        case transport(String)
+    }
+
+    /// GETs `url`; `ifNoneMatch` / `ifModifiedSince` make it conditional (a 304 has no body).
+    /// `checkAddress` gets each connection's address (4 or 16 bytes) and returns nil to allow it
+    /// or the reason to refuse it.
+    public func get(_ url: String, ifNoneMatch: String? = nil, ifModifiedSince: String? = nil,
+                    checkAddress: ([UInt8]) -> String?) throws(Failure) -> Response {
+        try withoutActuallyEscaping(checkAddress) { (check) throws(Failure) -> Response in
+            let guardian = AddressGuard(check)
+            var result = kiln_fetch_result()
+            let outcome = url.withCString { cURL in
+                HTTPFetcher.withOptionalCString(ifNoneMatch) { cETag in
+                    HTTPFetcher.withOptionalCString(ifModifiedSince) { cSince in
+                        var request = kiln_fetch_request(
+                            url: cURL, connect_timeout_ms: HTTPFetcher.milliseconds(connectTimeout),
+                            timeout_ms: HTTPFetcher.milliseconds(timeout), max_redirects: maxRedirects,
+                            max_bytes: Int64(maxBytes), if_none_match: cETag, if_modified_since: cSince,
+                            check: HTTPFetcher.trampoline, check_context: Unmanaged.passUnretained(guardian).toOpaque())
+                        return withExtendedLifetime(guardian) { kiln_fetch(&request, &result) }
+                    }
+                }
+            }
+            defer { kiln_fetch_release(&result) }
+            let message = HTTPFetcher.text(result.message)
+            switch Int(outcome) {
+            case Int(KILN_FETCH_OK): break
+            case Int(KILN_FETCH_UNAVAILABLE): throw .unavailable(message)
+            case Int(KILN_FETCH_REFUSED): throw .refused(guardian.refusal ?? message)
+            case Int(KILN_FETCH_TOO_LARGE): throw .tooLarge(message)
+            case Int(KILN_FETCH_TIMEOUT): throw .timeout(message)
+            case Int(KILN_FETCH_REDIRECTS): throw .redirects(message)
+            default: throw .transport(message)
+            }
+            let body = result.body.map { Array(UnsafeBufferPointer(start: $0, count: result.length)) } ?? []
+            let etag = HTTPFetcher.text(result.etag), modified = HTTPFetcher.text(result.last_modified)
+            return Response(status: result.status, body: body, etag: etag.isEmpty ? nil : etag,
+                            lastModified: modified.isEmpty ? nil : modified,
+                            contentLength: result.content_length >= 0 ? Int(result.content_length) : nil,
+                            redirects: result.redirects)
+        }
+    }
+
+    /// The Swift side of `kiln_fetch`'s address check.
+    private final class AddressGuard {
+        let check: ([UInt8]) -> String?
+        var refusal: String?
+        init(_ check: @escaping ([UInt8]) -> String?) { self.check = check }
+    }
+
+    private static let trampoline: kiln_fetch_address_check = { context, address, length in
+        guard let context, let address, length == 4 || length == 16 else { return 1 }
+        let guardian = Unmanaged<AddressGuard>.fromOpaque(context).takeUnretainedValue()
+        if let why = guardian.check(Array(UnsafeBufferPointer(start: address, count: Int(length)))) {
+            guardian.refusal = why
+            return 1
+        }
+        return 0
+    }
+
+    private static func milliseconds(_ seconds: Double) -> Int { max(1, Int((seconds * 1000).rounded(.up))) }
+
+    private static func withOptionalCString<R>(_ s: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
+        guard let s else { return body(nil) }
+        return s.withCString { body($0) }
+    }
+
+    /// A NUL-terminated C array field as text.
+    private static func text<T>(_ field: T) -> String {
+        withUnsafeBytes(of: field) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
+    }
+}

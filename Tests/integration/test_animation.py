@@ -207,9 +207,7 @@ def test_gif_delays_zero_and_one_centisecond_are_kept(stack, gifs):
     r = stack.client().get("/f:webp/ll:1/anim/fast.gif")
     assert r.status == 200, r.describe()
     durations = [d for _, d in frames_of(r.body)]
-    assert len(durations) == 3
-    assert durations[1] == 10, durations
-    assert durations[0] <= 1 and durations[2] <= 1, durations  # 0 stored as 0 (or libwebp's 1 ms)
+    assert durations == [0, 10, 0], durations  # stored as given; browsers show them for ~100 ms
     assert Image.open(__import__("io").BytesIO(r.body)).info.get("loop") == 0
 
 

@@ -57,7 +57,10 @@ extension ImagePipeline {
         // One frame's plan, in the format it will be written in.
         var planned = request
         planned.output.format = .format(outputFormat)
-        let perFrame = RequestCost.plan(planned, format: format, data: data, header: still, accept: accept, output: output)
+        // The frame count lets the decode plan count an animation decoder's canvases.
+        var planHeader = still
+        planHeader.frameCount = info.frameCount
+        let perFrame = RequestCost.plan(planned, format: format, data: data, header: planHeader, accept: accept, output: output)
         let decodeWork = perFrame.steps.first?.work ?? 0
         if animate, let excess = animationExcess(info, perFrameWork: perFrame.work) {
             guard limits.animationOverLimit == .first_frame else { throw excess }

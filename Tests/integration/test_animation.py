@@ -163,6 +163,19 @@ def test_disposal_offsets_and_transparency_composite_as_browsers_do(stack, gifs)
     assert Image.open(__import__("io").BytesIO(r.body)).info.get("loop") == 1
 
 
+def test_shape_processors_apply_to_every_frame(stack, gifs):
+    c = stack.client()
+    for spec in ("rs:20:20:fill/circle", "rs:20:20:fill/rounded:6"):
+        r = c.get(f"/{spec}/f:webp/ll:1/anim/solid.gif")
+        assert r.status == 200, f"{spec}: {r.describe()}"
+        frames = frames_of(r.body)
+        assert len(frames) == 4, spec
+        for (im, _), colour in zip(frames, SOLIDS):
+            assert im.size == (20, 20)
+            assert im.getpixel((0, 0))[3] == 0 and im.getpixel((19, 19))[3] == 0, f"{spec}: corner not cut"
+            assert close(im.getpixel((10, 10)), colour), f"{spec}: centre {im.getpixel((10, 10))} != {colour}"
+
+
 def test_interlaced_gif_rows_land_in_place(stack, gifs):
     _, im = stack.client().image("/f:png/anim/interlaced.gif")
     ref = Image.open(gifs["interlaced_reference"]).convert("RGB")

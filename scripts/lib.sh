@@ -13,7 +13,7 @@ KILN_BIN="${KILN_BIN:-$KILN_ROOT_DIR/.build/release/kiln}"
 # nginx, nginx-light, nginx-core, nginx-full will do.
 KILN_APT_PACKAGES=(
     libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libwebp-dev
-    libmagic-dev liblcms2-dev libdeflate-dev libdeflate0 libcurl4-openssl-dev wrk pkg-config python3 python3-venv python3-pip
+    libmagic-dev liblcms2-dev libdeflate-dev libdeflate0 libgif-dev libgif7 libcurl4-openssl-dev wrk pkg-config python3 python3-venv python3-pip
     ca-certificates git procps
 )
 # What only the tests need (`kiln_install_deps --test`, scripts/test):
@@ -22,9 +22,10 @@ KILN_APT_PACKAGES=(
 # - iproute2: network namespaces for the fleet test (test_hosts.py);
 # - libjpeg-turbo-progs: cjpeg/djpeg for the JPEG sampling test (test_jpeg_sampling.py);
 # - chromium, chromium-driver and a font: the demo page's headless-browser test
-#   (test_demo_page.py, Selenium) and its screenshot.
+#   (test_demo_page.py, Selenium) and its screenshot;
+# - gifsicle, webp: GIFs made and animated WebP read back by the animation test (test_animation.py).
 KILN_TEST_APT_PACKAGES=(
-    iproute2 apache2 lighttpd libjpeg-turbo-progs chromium chromium-driver fonts-dejavu-core
+    iproute2 apache2 lighttpd libjpeg-turbo-progs chromium chromium-driver fonts-dejavu-core gifsicle webp
 )
 
 kiln_log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

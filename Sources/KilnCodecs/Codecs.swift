@@ -11,6 +11,7 @@ public enum Codecs {
         case .jpeg: JPEGDecoder()
         case .png: PNGDecoder()
         case .webp: WebPDecoder()
+        case .gif: GIFDecoder()
         }
     }
 
@@ -20,6 +21,30 @@ public enum Codecs {
         case .jpeg: JPEGEncoder()
         case .png: PNGEncoder()
         case .webp: WebPEncoder()
+        case .gif: NoEncoder(format: format)
         }
+    }
+
+    /// The frame-by-frame decoder of animations: `GIFDecoder`, `WebPAnimationDecoder`; nil for stills-only formats.
+    public static func animationDecoder(for format: ImageFormat) -> (any AnimationDecoding)? {
+        switch format {
+        case .gif: GIFDecoder()
+        case .webp: WebPAnimationDecoder()
+        default: nil
+        }
+    }
+
+    /// The animation encoder: `WebPAnimationEncoder` for WebP; nil for formats written as stills only.
+    public static func animationEncoder(for format: ImageFormat) -> (any AnimationEncoding)? {
+        format == .webp ? WebPAnimationEncoder() : nil
+    }
+}
+
+/// The "encoder" of a read-only format (GIF): the parser refuses `f:gif` and the pipeline never
+/// picks it, so reaching this is a bug, reported as an encoder failure.
+struct NoEncoder: ImageEncoding, Sendable {
+    let format: ImageFormat
+    func encode(_ image: PixelBuffer, options: EncodeOptions) throws(EncodeError) -> [UInt8] {
+        throw .failed("Kiln does not write \(format.displayName)")
     }
 }

@@ -49,6 +49,11 @@ public struct DecodePlan: Sendable, Equatable {
             var scratch = 1 << 20
             if lossless { scratch += 4 * pixels } else if header.hasAlpha { scratch += pixels }
             return DecodePlan(size: size, channels: header.hasAlpha ? 4 : 3, scratchBytes: scratch, streamed: false)
+        case .gif:
+            // The RGBA canvas, a saved rectangle (disposal 3) and giflib's tables.
+            let pixels = full.width * full.height
+            return DecodePlan(size: full, channels: header.hasAlpha ? 4 : 3, scratchBytes: 2 * 4 * pixels + (1 << 16),
+                              streamed: false)
         }
     }
 

@@ -15,7 +15,7 @@ import Testing
     @Test func formatsFromMime() {
         #expect(ImageFormat(mimeType: "image/jpeg") == .jpeg)
         #expect(ImageFormat(mimeType: "image/webp") == .webp)
-        #expect(ImageFormat(mimeType: "image/gif") == nil)
+        #expect(ImageFormat(mimeType: "image/gif") == .gif)
         #expect(ImageFormat(mimeType: "text/plain") == nil)
     }
 

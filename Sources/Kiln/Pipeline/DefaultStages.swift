@@ -4,8 +4,10 @@ import KilnProcessing
 
 /// The codecs of `KilnCodecs` as the decode and encode stages (`Codecs` lookups; the codecs are
 /// stateless values).
-public struct CodecRegistry: ImageDecoderProviding, ImageEncoderProviding, Sendable {
+public struct CodecRegistry: ImageDecoderProviding, ImageEncoderProviding, AnimationCodecProviding, Sendable {
     public init() {}
+    public func animationDecoder(for format: ImageFormat) -> (any AnimationDecoding)? { Codecs.animationDecoder(for: format) }
+    public func animationEncoder(for format: ImageFormat) -> (any AnimationEncoding)? { Codecs.animationEncoder(for: format) }
     public func decoder(for format: ImageFormat) -> any ImageDecoding { Codecs.decoder(for: format) }
     public func encoder(for format: ImageFormat) -> any ImageEncoding { Codecs.encoder(for: format) }
 }

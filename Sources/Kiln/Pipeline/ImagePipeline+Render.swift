@@ -30,6 +30,10 @@ extension ImagePipeline {
         var header = try decoder.readHeader(data)
         let orientation = header.orientation
         if !request.autorotate { header.orientation = 1 }
+        if format == .gif || header.frameCount > 1 {   // ImagePipeline+Animation.swift
+            return try renderAnimation(request, opened: opened, data: data, format: format,
+                                       orientation: header.orientation, accept: accept, timeline: timeline)
+        }
         let decodeLimits = limits.decodeLimits
         try decodeLimits.check(header)
         // Format limits are known from the plan: refuse before decoding (f:auto adapts later).

@@ -8,4 +8,6 @@ public enum PipelineError: Error, Equatable, Sendable {
     /// The result (planned from the header, or rendered) is wider or taller than the output
     /// format can store (WebP 16383 px, JPEG 65535 px): refused before the encoder sees it.
     case formatLimit(ImageFormat, PixelSize)
+    /// `frame:<n>` asks for a frame the animation does not have (it has `count`).
+    case frameOutOfRange(requested: Int, count: Int)
 }

@@ -100,11 +100,13 @@ public struct PipelineFailure: Error, Sendable, Equatable {
         case let e as PipelineError:
             switch e {
             case let .unsupportedType(mime):
-                self.init(.unsupported, "not a supported image (content is \(mime)); JPEG, PNG and WebP are")
+                self.init(.unsupported, "not a supported image (content is \(mime)); JPEG, PNG, WebP and GIF are")
             case let .formatLimit(format, size):
                 let m = format.maxDimension
                 self.init(.tooLarge, "\(format.displayName) output is limited to \(m)x\(m) pixels; "
                           + "this result is \(size.width)x\(size.height)")
+            case let .frameOutOfRange(requested, count):
+                self.init(.invalidRequest, "bad option 'frame:\(requested)': the image has \(count) frame\(count == 1 ? "" : "s") (0...\(count - 1))")
             }
         case let e as BudgetExcess:
             self.init(.tooLarge, e.message)

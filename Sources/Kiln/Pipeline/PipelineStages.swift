@@ -16,6 +16,8 @@ public struct PipelineStages {
     public var orienter: any Orienting
     /// Composites RGBA onto an opaque RGB background, for formats without alpha.
     public var flattener: any Flattening
+    /// Frame-by-frame decoders and encoders of animations (GIF, animated WebP).
+    public var animations: any AnimationCodecProviding = CodecRegistry()
 
     public init(source: any SourceLoading, sniffer: any TypeSniffing,
                 decoders: any ImageDecoderProviding, encoders: any ImageEncoderProviding,

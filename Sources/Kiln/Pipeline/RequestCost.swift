@@ -52,7 +52,7 @@ public struct RequestCost: Sendable, Equatable {
     static func encoderBytesPerPixel(_ format: ImageFormat, lossless: Bool, channels: Int) -> Double {
         switch format {
         case .jpeg: 1
-        case .png: 1.5 * Double(channels)
+        case .png, .gif: 1.5 * Double(channels)
         case .webp: lossless ? 30 : (channels == 4 ? 4 : 3)
         }
     }
@@ -61,7 +61,7 @@ public struct RequestCost: Sendable, Equatable {
     static func encoderWork(_ format: ImageFormat, lossless: Bool) -> Double {
         switch format {
         case .jpeg: 1.7
-        case .png: 40
+        case .png, .gif: 40
         case .webp: lossless ? 150 : 11
         }
     }
@@ -78,6 +78,7 @@ public struct RequestCost: Sendable, Equatable {
         case .jpeg: 1.5 * fullMP
         case .png: 3 * fullMP
         case .webp: (DecodePlan.isLossless(data) ? 5 : 2) * fullMP
+        case .gif: 2 * fullMP
         }
         cost.add("decode", data.count + decode.bufferBytes + decode.scratchBytes, decodeWork)
 
@@ -183,9 +184,10 @@ public struct RequestCost: Sendable, Equatable {
         case .jpeg: Array("ICC_PROFILE".utf8)
         case .png: Array("iCCP".utf8)
         case .webp: Array("ICCP".utf8)
+        case .gif: []
         }
         let end = min(data.count, 1 << 18)
-        guard end >= tag.count else { return false }
+        guard !tag.isEmpty, end >= tag.count else { return false }
         var i = 0
         while i + tag.count <= end {
             if data[i] == tag[0] && data[i + 1] == tag[1] && data[i + 2] == tag[2] && data[i + 3] == tag[3]

@@ -6,6 +6,10 @@ public struct LimitsConfiguration: ConfigSection, Equatable {
     public var maxPixels = Key.maxPixels.defaultValue
     /// Largest canvas × frame count of an animated source.
     public var maxAnimationPixels = Key.maxAnimationPixels.defaultValue
+    /// Most frames of an animated source.
+    public var maxAnimationFrames = Key.maxAnimationFrames.defaultValue
+    /// What an animation over a limit gets: a 413 or its first frame.
+    public var animationOverLimit = Key.animationOverLimit.defaultValue
     /// Largest source file in bytes.
     public var maxFileBytes = Key.maxFileBytes.defaultValue
     /// Largest result of any processor.
@@ -28,12 +32,27 @@ public struct LimitsConfiguration: ConfigSection, Equatable {
     /// Largest encoded result in bytes (413 above it).
     public var maxOutputBytes = Key.maxOutputBytes.defaultValue
 
+    /// `limits.animation_over_limit`: what happens to an animation over `max_animation_frames`,
+    /// `max_animation_pixels` or the work budget.
+    public enum AnimationOverLimit: String, Sendable, Equatable, CaseIterable {
+        /// 413 naming the limit.
+        case refuse
+        /// Only the first frame is rendered (a still result, even for `f:webp`).
+        case first_frame
+    }
+
     /// The `[limits]` keys: the one place their names, types, defaults and ranges are written.
     public enum Key {
         public static let maxPixels = Setting.count("limits.max_pixels", default: 50_000_000, in: 1...1_000_000_000,
                                                     doc: "largest source, width × height (imgproxy's default)")
         public static let maxAnimationPixels = Setting.count("limits.max_animation_pixels", default: 50_000_000, in: 1...10_000_000_000,
                                                              doc: "largest canvas × frame count of an animated source")
+        public static let maxAnimationFrames = Setting.count("limits.max_animation_frames", default: 100, in: 1...100_000,
+                                                             doc: "most frames of an animated source (GIF, WebP), counted from its structure before decoding")
+        public static let animationOverLimit = Setting<AnimationOverLimit>.choice(
+            "limits.animation_over_limit", default: .refuse,
+            doc: "an animation over `max_animation_frames`, `max_animation_pixels` or `max_request_work`: `refuse` (413 naming the "
+                + "limit) or `first_frame` (the first frame alone, as a still image)")
         public static let maxFileBytes = Setting.size("limits.max_file_bytes", default: 100 << 20, in: 1...(4 << 30),
                                                       doc: "largest source file")
         public static let maxOutputPixels = Setting.count("limits.max_output_pixels", default: 50_000_000, in: 1...1_000_000_000,
@@ -69,6 +88,8 @@ public struct LimitsConfiguration: ConfigSection, Equatable {
     public static let fields: [ConfigField<Self>] = [
         ConfigField(Key.maxPixels) { $0.maxPixels = $1 },
         ConfigField(Key.maxAnimationPixels) { $0.maxAnimationPixels = $1 },
+        ConfigField(Key.maxAnimationFrames) { $0.maxAnimationFrames = $1 },
+        ConfigField(Key.animationOverLimit) { $0.animationOverLimit = $1 },
         ConfigField(Key.maxFileBytes) { $0.maxFileBytes = $1 },
         ConfigField(Key.maxOutputPixels) { $0.maxOutputPixels = $1 },
         ConfigField(Key.maxDimension) { $0.maxDimension = $1 },

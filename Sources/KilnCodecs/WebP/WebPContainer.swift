@@ -21,6 +21,8 @@ final class WebPContainer {
     var canvasWidth: Int { Int(WebPDemuxGetI(demuxer, WEBP_FF_CANVAS_WIDTH)) }
     var canvasHeight: Int { Int(WebPDemuxGetI(demuxer, WEBP_FF_CANVAS_HEIGHT)) }
     var frameCount: Int { Int(WebPDemuxGetI(demuxer, WEBP_FF_FRAME_COUNT)) }
+    /// How often an animation plays: 0 forever (the ANIM chunk's loop count).
+    var loopCount: Int { Int(WebPDemuxGetI(demuxer, WEBP_FF_LOOP_COUNT)) }
 
     /// The payload of the first chunk named `fourCC` ("EXIF", "ICCP", "XMP "), handed to `body`
     /// while the demuxer is alive; nil when absent.

@@ -1,12 +1,15 @@
 /// The image formats Kiln decodes and encodes.
 public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     case jpeg, png, webp
+    /// Input only (animated or still): `isEncodable` is false.
+    case gif
 
     public var mimeType: String {
         switch self {
         case .jpeg: "image/jpeg"
         case .png: "image/png"
         case .webp: "image/webp"
+        case .gif: "image/gif"
         }
     }
 
@@ -16,6 +19,7 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         case "image/jpeg", "image/jpg", "image/pjpeg": self = .jpeg
         case "image/png", "image/apng": self = .png
         case "image/webp": self = .webp
+        case "image/gif": self = .gif
         default: return nil
         }
     }
@@ -26,12 +30,19 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         case "jpg", "jpeg": self = .jpeg
         case "png": self = .png
         case "webp": self = .webp
+        case "gif": self = .gif
         default: return nil
         }
     }
 
     /// Whether the encoded format can carry an alpha channel.
     public var supportsAlpha: Bool { self != .jpeg }
+
+    /// Whether Kiln writes this format (`f:`); GIF is read only.
+    public var isEncodable: Bool { self != .gif }
+
+    /// Whether Kiln writes animations in this format (animated WebP).
+    public var supportsAnimation: Bool { self == .webp }
 
     /// The largest width and height the format can store: WebP's 14-bit dimensions (16383),
     /// JPEG's 16-bit ones (65535), PNG's 31-bit ones. Checked before encoding (and before
@@ -41,6 +52,7 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         case .jpeg: 65_535
         case .png: 2_147_483_647
         case .webp: 16_383
+        case .gif: 65_535
         }
     }
 
@@ -55,6 +67,7 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         case .jpeg: "JPEG"
         case .png: "PNG"
         case .webp: "WebP"
+        case .gif: "GIF"
         }
     }
 }

@@ -31,6 +31,10 @@ public struct OutputOptions: Sendable, Hashable {
     public var lossless = false
     /// `strip:0` keeps the source's EXIF and XMP (orientation reset to 1); default strips them.
     public var strip = true
+    /// `frame:<n>`: the 0-based frame of an animated source written as a still (any output
+    /// format); nil: the whole animation for animated outputs, the first frame for still ones.
+    /// Out of range is a 400 (`PipelineError.frameOutOfRange`); ignored for still sources.
+    public var frame: Int?
 
     public init(format: FormatChoice = .source, quality: Int? = nil) {
         self.format = format
@@ -46,6 +50,7 @@ public struct OutputOptions: Sendable, Hashable {
         if let progressive { parts.append("progressive:\(progressive ? 1 : 0)") }
         if lossless { parts.append("lossless:1") }
         if !strip { parts.append("strip:0") }
+        if let frame { parts.append("frame:\(frame)") }
         return parts
     }
 

@@ -108,8 +108,14 @@ extension SpecParser {
             case "jpg": b.output.format = .format(.jpeg)
             default:
                 guard let f = ImageFormat(rawValue: a[0]) else { throw a.invalid("format must be jpeg, png, webp or auto") }
+                guard f.isEncodable else {
+                    throw a.invalid("Kiln reads \(f.displayName) but does not write it; use webp (animated) or png/jpeg (one frame)")
+                }
                 b.output.format = .format(f)
             }
+        case "frame":
+            try a.arity(1...1)
+            b.output.frame = try a.int(0, "frame", 0...1_000_000)
         case "progressive", "pg":
             try a.arity(1...1)
             b.output.progressive = try a.flag(0, "progressive")
@@ -187,6 +193,7 @@ extension SpecParser {
         add(["autorotate", "ar"], "autorotate", operation: nil)
         add(["quality", "q"], "quality", operation: nil)
         add(["format", "f", "ext"], "format", operation: nil)
+        add(["frame"], "frame", operation: nil)
         add(["progressive", "pg"], "progressive", operation: nil)
         add(["lossless", "ll"], "lossless", operation: nil)
         add(["strip"], "strip", operation: nil)

@@ -24,10 +24,9 @@ import PackageDescription
 // as `--static-swift-stdlib` does, but at link time only (the objects are the same: a few seconds
 // more, not a rebuild), with lld, packed relative relocations (DT_RELR, glibc 2.36+: 36 KiB
 // instead of 2 MiB of relocations read at every start) and no exported dynamic symbols (the
-// executable's symbol table is not searched by every library lookup). Each of kiln's processes
-// then touches about 16 MiB at start instead of 24 MiB of a dozen shared Swift libraries.
-// TOMLKit needs Foundation (Date, Calendar, Data): hence the Foundation libraries after
-// `-static-stdlib`'s own list. Debug builds (`swift test`) stay dynamic.
+// executable's symbol table is not searched by every library lookup). TOMLKit (KilnConfigFile:
+// the master and the command line) needs Foundation (Date, Calendar, Data): hence the Foundation
+// libraries after `-static-stdlib`'s own list. Debug builds (`swift test`) stay dynamic.
 let staticSwiftRuntime: [LinkerSetting] = [
     .unsafeFlags([
         "-static-stdlib",
@@ -40,7 +39,7 @@ let staticSwiftRuntime: [LinkerSetting] = [
 
 // `kiln-worker` (what `kiln serve` spawns) reads no TOML and no command line: it links the same
 // way but without Foundation, its ICU and ArgumentParser (FoundationEssentials only, which
-// swift-crypto and swift-metrics use), so each worker's idle RSS is about half of `kiln`'s.
+// swift-crypto and swift-metrics use): a worker idles at about 9 MiB instead of 16.
 let staticWorkerRuntime: [LinkerSetting] = [
     .unsafeFlags([
         "-static-stdlib",
@@ -51,7 +50,8 @@ let staticWorkerRuntime: [LinkerSetting] = [
 ]
 
 /// lld places the functions listed in `file` (one symbol a line: those a process runs at start and
-/// for the first requests) first and together in .text.
+/// for the first requests) first and together in .text, so that the kernel's 64 KiB fault-around
+/// maps fewer unused pages. `scripts/bench-tools/link-order` regenerates the lists.
 func linkOrder(_ file: String) -> [String] {
     ["-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/\(file)", "-Xlinker", "--no-warn-symbol-ordering"]
 }

@@ -9,7 +9,9 @@ import PackageDescription
 //   KilnProcessing  resampler and processors over PixelBuffer; no C
 //   Kiln            the pipeline (load, sniff, decode, process, encode) and its default stages
 //   KilnServer      FastCGI responder (its own record reader, no libfcgi), master/worker processes, HTTP mapping, configuration
-//   kiln            the command line
+//   KilnConfigFile  the TOML file (TOMLKit, hence Foundation) and the layering of settings: master and CLI only
+//   kiln            the command line and the master
+//   kiln-worker     a worker process (spawned by `kiln serve`; no TOML, Foundation or ArgumentParser)
 //
 // Kiln is Linux-only: it uses Glibc, memfd_create, prctl(PR_SET_PDEATHSIG) and posix_spawn file
 // actions as found on Linux, so the package declares no Apple platforms.
@@ -22,10 +24,9 @@ import PackageDescription
 // as `--static-swift-stdlib` does, but at link time only (the objects are the same: a few seconds
 // more, not a rebuild), with lld, packed relative relocations (DT_RELR, glibc 2.36+: 36 KiB
 // instead of 2 MiB of relocations read at every start) and no exported dynamic symbols (the
-// executable's symbol table is not searched by every library lookup). Each of kiln's processes
-// then touches about 16 MiB at start instead of 24 MiB of a dozen shared Swift libraries.
-// TOMLKit needs Foundation (Date, Calendar, Data): hence the Foundation libraries after
-// `-static-stdlib`'s own list. Debug builds (`swift test`) stay dynamic.
+// executable's symbol table is not searched by every library lookup). TOMLKit (KilnConfigFile:
+// the master and the command line) needs Foundation (Date, Calendar, Data): hence the Foundation
+// libraries after `-static-stdlib`'s own list. Debug builds (`swift test`) stay dynamic.
 let staticSwiftRuntime: [LinkerSetting] = [
     .unsafeFlags([
         "-static-stdlib",
@@ -33,13 +34,33 @@ let staticSwiftRuntime: [LinkerSetting] = [
         "-l_FoundationCollections", "-lCoreFoundation", "-l_FoundationICU", "-lstdc++",
         "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
         "-Xlinker", "--no-export-dynamic",
-    ], .when(platforms: [.linux], configuration: .release)),
+    ] + linkOrder("Sources/kiln/kiln.order"), .when(platforms: [.linux], configuration: .release)),
 ]
+
+// `kiln-worker` (what `kiln serve` spawns) reads no TOML and no command line: it links the same
+// way but without Foundation, its ICU and ArgumentParser (FoundationEssentials only, which
+// swift-crypto and swift-metrics use): a worker idles at about 9 MiB instead of 16.
+let staticWorkerRuntime: [LinkerSetting] = [
+    .unsafeFlags([
+        "-static-stdlib",
+        "-lFoundationEssentials", "-l_FoundationCShims", "-l_FoundationCollections", "-lstdc++",
+        "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+        "-Xlinker", "--no-export-dynamic",
+    ] + linkOrder("Sources/kiln-worker/kiln-worker.order"), .when(platforms: [.linux], configuration: .release)),
+]
+
+/// lld places the functions listed in `file` (one symbol a line: those a process runs at start and
+/// for the first requests) first and together in .text, so that the kernel's 64 KiB fault-around
+/// maps fewer unused pages. `scripts/bench-tools/link-order` regenerates the lists.
+func linkOrder(_ file: String) -> [String] {
+    ["-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/\(file)", "-Xlinker", "--no-warn-symbol-ordering"]
+}
 
 let package = Package(
     name: "Kiln",
     products: [
         .executable(name: "kiln", targets: ["kiln"]),
+        .executable(name: "kiln-worker", targets: ["kiln-worker"]),
         .library(name: "Kiln", targets: ["Kiln"]),
         // For the fuzz harnesses (Fuzz/): the FastCGI record reader lives in KilnServer.
         .library(name: "KilnServer", targets: ["KilnServer"]),
@@ -81,21 +102,29 @@ let package = Package(
         .target(name: "KilnServer", dependencies: [
             "Kiln", "KilnCodecs", "KilnSystem", "CKilnShims",
             .product(name: "Logging", package: "swift-log"),
-            .product(name: "TOMLKit", package: "TOMLKit"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
+        // The TOML file and the layering of settings: the master and the command line only.
+        .target(name: "KilnConfigFile", dependencies: [
+            "KilnServer", "KilnCore", "KilnSystem", "CKilnShims",
+            .product(name: "TOMLKit", package: "TOMLKit"),
+        ]),
         .executableTarget(name: "kiln", dependencies: [
-            "Kiln", "KilnServer", "KilnSystem",
+            "Kiln", "KilnServer", "KilnConfigFile", "KilnSystem",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ], linkerSettings: staticSwiftRuntime),
+        ], exclude: ["kiln.order"], linkerSettings: staticSwiftRuntime),
+        // Sources/kiln-worker/CustomProcessors.swift is a link to Sources/kiln's: one list.
+        .executableTarget(name: "kiln-worker", dependencies: [
+            "KilnServer", "KilnCore", "KilnProcessing", "KilnSystem",
+        ], exclude: ["kiln-worker.order"], linkerSettings: staticWorkerRuntime),
 
         .testTarget(name: "KilnSystemTests", dependencies: ["KilnSystem"]),
         .testTarget(name: "KilnCoreTests", dependencies: ["KilnCore"]),
         .testTarget(name: "KilnCodecsTests", dependencies: ["KilnCodecs"]),
         .testTarget(name: "KilnProcessingTests", dependencies: ["KilnProcessing"]),
         .testTarget(name: "KilnTests", dependencies: ["Kiln"]),
-        .testTarget(name: "KilnServerTests", dependencies: ["KilnServer"]),
+        .testTarget(name: "KilnServerTests", dependencies: ["KilnServer", "KilnConfigFile"]),
     ]
 )

@@ -98,9 +98,11 @@ MSG
     fi
 }
 
-# Release build of .build/release/kiln. KILN_SKIP_BUILD=1 skips it (when KILN_BIN exists).
+# Release build of .build/release/kiln and .build/release/kiln-worker (the worker processes
+# `kiln serve` spawns: it must sit next to kiln, wherever kiln is installed). KILN_SKIP_BUILD=1
+# skips it (when KILN_BIN and its kiln-worker exist).
 kiln_build() {
-    if [ "${KILN_SKIP_BUILD:-0}" = 1 ] && [ -x "$KILN_BIN" ]; then
+    if [ "${KILN_SKIP_BUILD:-0}" = 1 ] && [ -x "$KILN_BIN" ] && [ -x "$(kiln_worker_bin)" ]; then
         kiln_log "skipping the build (KILN_SKIP_BUILD=1): $KILN_BIN"
         return 0
     fi
@@ -108,7 +110,12 @@ kiln_build() {
     kiln_log "swift build -c release"
     local start=$SECONDS
     (cd "$KILN_ROOT_DIR" && swift build -c release) || { kiln_warn "release build failed"; return 1; }
-    kiln_log "built $KILN_BIN in $((SECONDS - start)) s"
+    kiln_log "built $KILN_BIN and $(kiln_worker_bin) in $((SECONDS - start)) s"
+}
+
+# The kiln-worker that `$KILN_BIN serve` spawns: the one in the same folder (of kiln's real path).
+kiln_worker_bin() {
+    printf '%s/kiln-worker\n' "$(dirname "$(readlink -f "$KILN_BIN")")"
 }
 
 # A TCP port on 127.0.0.1 that was free a moment ago (the kernel's choice of a bind to 0).
@@ -402,6 +409,7 @@ kiln_start_serve() {
     local dir="$1" root="$2" workers="${3:-2}"
     shift 3 || shift $#
     [ -x "$KILN_BIN" ] || { kiln_warn "no kiln binary at $KILN_BIN (run kiln_build)"; return 1; }
+    [ -x "$(kiln_worker_bin)" ] || { kiln_warn "no $(kiln_worker_bin) beside $KILN_BIN (run kiln_build)"; return 1; }
     mkdir -p "$dir/logs"
     rm -f "$dir/kiln.sock"
     "$KILN_BIN" serve --listen "unix:$dir/kiln.sock" --workers "$workers" --root "$root" \

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Glibc
 import Kiln
+import KilnConfigFile
 import KilnCore
 import KilnServer
 import Logging
@@ -145,15 +146,21 @@ struct Serve: ParsableCommand {
     func run() throws {
         let settings = try Settings.loadOrExit(options)
         let logger = Diagnostics.bootstrapLogging(settings.log, role: "master")
-        let args = CommandLine.arguments
-        // `worker` + our own arguments; the worker takes its settings from the snapshot the master
-        // passes on fd 3 (validated here, unchanged until SIGHUP), not from the file again.
-        let ownArguments = Array(args.dropFirst().drop { $0 != "serve" }.dropFirst())
-        let workerArguments = [args.first ?? "kiln", "worker", "--master-pid", String(getpid()),
-                               "--settings-fd", String(SettingsSnapshot.workerFD)] + ownArguments
+        // Workers are `kiln-worker` (next to this executable: no TOML, Foundation or ArgumentParser,
+        // half the memory); they take their settings from the snapshot the master passes on fd 3
+        // (validated here, unchanged until SIGHUP), not from the file again.
+        let workerPath: String
+        do {
+            workerPath = try Master.workerExecutable(named: "kiln-worker")
+        } catch {
+            Diagnostics.fail("\(error)")
+            throw ExitCode(2)
+        }
+        let workerArguments = ["kiln-worker", "--master-pid", String(getpid()),
+                               "--settings-fd", String(SettingsSnapshot.workerFD)]
         let options = self.options
         let master = Master(configuration: settings.server, values: settings.values,
-                            workerArguments: workerArguments, logger: logger) {
+                            workerArguments: workerArguments, executablePath: workerPath, logger: logger) {
             let reloaded = try Settings.load(options)
             return (reloaded.server, reloaded.values)
         }
@@ -171,7 +178,7 @@ struct Serve: ParsableCommand {
 struct WorkerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "worker",
-        abstract: "A worker process (started by `kiln serve` with the listening socket on fd 0).",
+        abstract: "A worker process with the listening socket on fd 0 (`kiln serve` starts `kiln-worker` instead).",
         shouldDisplay: false)
 
     @OptionGroup var options: SettingsOptions

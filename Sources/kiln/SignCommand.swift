@@ -1,5 +1,6 @@
 import ArgumentParser
 import Kiln
+import KilnConfigFile
 import KilnCore
 import KilnServer
 import KilnSystem

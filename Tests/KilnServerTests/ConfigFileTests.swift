@@ -2,6 +2,7 @@ import Glibc
 import Kiln
 import KilnCore
 import Testing
+@testable import KilnConfigFile
 @testable import KilnServer
 
 @Suite struct ConfigFileTests {

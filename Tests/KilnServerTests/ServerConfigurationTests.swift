@@ -1,6 +1,7 @@
 import Glibc
 import KilnCore
 import Testing
+@testable import KilnConfigFile
 @testable import KilnServer
 
 @Suite struct ServerConfigurationTests {

@@ -26,7 +26,7 @@ public struct EchoHandler: RequestHandling {
     }
 
     static func number(after key: String, in uri: String) -> Int? {
-        guard let r = uri.range(of: key) else { return nil }
+        guard let r = uri.firstRange(of: key) else { return nil }
         return Int(uri[r.upperBound...].prefix { $0.isNumber })
     }
 }

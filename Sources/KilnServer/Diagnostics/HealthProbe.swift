@@ -66,7 +66,7 @@ public enum HealthProbe {
     /// The status and body of a CGI answer (`Status: 503 ...` header) or an HTTP/1.x one.
     static func parse(_ bytes: [UInt8], statusLine: Bool) throws -> Answer {
         let text = String(decoding: bytes, as: UTF8.self)
-        guard let split = text.range(of: "\r\n\r\n") else { throw Failure(description: "no answer") }
+        guard let split = text.firstRange(of: "\r\n\r\n") else { throw Failure(description: "no answer") }
         let head = text[..<split.lowerBound].split(separator: "\r\n")
         var status = 200
         if statusLine {

@@ -89,7 +89,8 @@ public struct ListenAddressError: Error, Equatable, Sendable, CustomStringConver
 }
 
 extension String {
-    func trimmingSpacesAndTabs() -> String {
+    /// Without leading and trailing spaces and tabs (also used by KilnConfigFile).
+    public func trimmingSpacesAndTabs() -> String {
         var s = Substring(self)
         while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
         while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }

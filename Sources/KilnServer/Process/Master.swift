@@ -7,8 +7,8 @@ import Logging
 /// The supervising process: owns the listening socket, starts `workers` worker processes and keeps
 /// that many running.
 ///
-/// Workers are started with `posix_spawn` of the executable (`/proc/self/exe`, never `fork`), the
-/// listening socket on fd 0, the validated settings on fd 3 (`SettingsSnapshot`, so a replacement
+/// Workers are started with `posix_spawn` of the worker executable (`kiln serve` gives the
+/// `kiln-worker` next to its own executable, `workerExecutable`; never `fork`), the listening socket on fd 0, the validated settings on fd 3 (`SettingsSnapshot`, so a replacement
 /// worker never picks up an edited file before SIGHUP), an empty signal mask and default signal
 /// actions. The master is
 /// single-threaded and handles signals synchronously (blocked, then `sigtimedwait` every 200 ms):
@@ -98,8 +98,8 @@ public final class Master {
     ///   - configuration: the `[server]` part of `values`.
     ///   - values: every validated setting; workers read them from fd 3.
     ///   - workerArguments: the complete argv of a worker (`argv[0]`, `worker`, options).
-    ///   - executablePath: what to spawn; `/proc/self/exe` is this very binary even if the file was
-    ///     replaced on disk since.
+    ///   - executablePath: what to spawn (`workerExecutable(named: "kiln-worker")` for `kiln serve`);
+    ///     the default `/proc/self/exe` is this very binary even if the file was replaced on disk since.
     public init(configuration: ServerConfiguration, values: ConfigValues, workerArguments: [String],
                 executablePath: String = "/proc/self/exe", logger: Logger, reload: @escaping Reload) {
         self.configuration = configuration
@@ -109,6 +109,23 @@ public final class Master {
         self.logger = logger
         self.reload = reload
         workerLimits = (try? WorkerLimitsConfiguration(values)) ?? WorkerLimitsConfiguration()
+    }
+
+    /// The executable `name` in the folder of this process's own executable (the real path of
+    /// `/proc/self/exe`): how `kiln serve` finds `kiln-worker`. Throws when it is missing or not
+    /// executable: `kiln` and `kiln-worker` are installed together.
+    public static func workerExecutable(named name: String) throws -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { throw ServerStartError("readlink /proc/self/exe: \(Errno.text(errno))") }
+        let me = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let folder = me.lastIndex(of: "/").map { String(me[..<$0]) } ?? "."
+        let path = (folder.isEmpty ? "" : folder) + "/" + name
+        guard access(path, X_OK) == 0 else {
+            throw ServerStartError("the worker executable \(path) is missing or not executable (\(Errno.text(errno))): "
+                + "install \(name) next to \(me) (both are built by `swift build -c release`)")
+        }
+        return path
     }
 
     /// The PIDs of the running workers (all generations).

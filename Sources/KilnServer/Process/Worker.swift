@@ -143,7 +143,8 @@ public struct Worker {
         }
         handler.finish()
         if let rss = recycle, kiln_stop_requested() == 0 {
-            logger.notice("resident memory \(rss >> 20) MiB is above limits.max_worker_memory (\(maxMemory >> 20) MiB) after \(responder.requestCount) requests; exiting to be replaced")
+            // Rounded up: 48.3 MiB over a 48 MiB limit reads 49, not "48 MiB is above 48 MiB".
+            logger.notice("resident memory \((rss + (1 << 20) - 1) >> 20) MiB is above limits.max_worker_memory (\(maxMemory >> 20) MiB) after \(responder.requestCount) requests; exiting to be replaced")
             return ExitStatus.ok
         }
         switch outcome {

@@ -21,7 +21,7 @@ extension OutputConfiguration {
         // (`OutputOptions.resolvedFormat(source:accept:size:hasAlpha:)`), so its settings cover
         // every format even when the token says `webp`.
         let named = request.format == .auto ? nil : ImageFormat(rawValue: outputToken)
-        let formats = named.map { [$0] } ?? ImageFormat.allCases
+        let formats = named.map { [$0] } ?? ImageFormat.allCases.filter(\.isEncodable)
         let metadata: ImageMetadata? = request.strip ? nil : ImageMetadata()
         var parts = formats.map { encodeOptions(format: $0, request: request, metadata: metadata).canonical }
         parts.append("bg=\(flattenBackground(for: request))")

@@ -107,7 +107,9 @@ extension SpecParser {
             case "auto": b.output.format = .auto
             case "jpg": b.output.format = .format(.jpeg)
             default:
-                guard let f = ImageFormat(rawValue: a[0]) else { throw a.invalid("format must be jpeg, png, webp or auto") }
+                guard let f = ImageFormat(rawValue: a[0]), f.isEncodable else {
+                    throw a.invalid("format must be jpeg, png, webp, avif or auto")
+                }
                 b.output.format = .format(f)
             }
         case "progressive", "pg":

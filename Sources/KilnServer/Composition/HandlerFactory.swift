@@ -62,7 +62,7 @@ public struct HandlerFactory: Sendable {
         let trimmed = spec == "-" ? "" : spec.split(separator: "/").joined(separator: "/")
         var request = try configuration.parser.parse("/" + (trimmed.isEmpty ? "" : trimmed + "/") + "-/" + name, isDecoded: true)
         if request.output.format == .source, let ext = outputPath.split(separator: ".").last,
-           let format = ImageFormat(fileExtension: String(ext)) {
+           let format = ImageFormat(fileExtension: String(ext)), format.isEncodable {
             request.output.format = .format(format)
         }
         return try configuration.makePipeline().render(request)

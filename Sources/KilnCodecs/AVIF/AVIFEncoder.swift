@@ -12,18 +12,26 @@ import KilnCore
 /// - Threads: one (`maxThreads = 1`): a Kiln worker is one single-threaded process per core.
 /// - EXIF and XMP (`strip:0`) are written as items; no ICC (the pipeline converts to sRGB).
 ///
-/// Measured (2026-11-24, this machine, shared with two builds; CPU ms of `avifenc -j 1` / `cwebp`,
-/// median of 3 for WebP, SSIM as Tests/integration/imagemetrics.py). WebP is Kiln's default
-/// (q 80, method 2); the AVIF row is the quantizer whose SSIM is closest to WebP's:
+/// Measured (2026-11-24, this machine, shared with two builds): CPU ms of `avifenc -j 1` (libavif
+/// 0.11.1) and `cwebp` (median of 3 for WebP and the 1080p row), bytes, and SSIM against the
+/// source (Tests/integration/imagemetrics.py). WebP is Kiln's default (q 80, method 2); each AVIF
+/// column is at the quantizer whose SSIM is nearest WebP's (Q22 is Kiln's default quality 65):
 ///
-///     image (size)            WebP q80 m2             aom s9 (default)         aom s8                   aom s6                   rav1e s10       SVT-AV1 s10
-///     coffee 600x400          39062 B .9256  28 ms    34769 B .9253  36 ms     30788 B .9305 107 ms     30174 B .9365 269 ms     43583 B .9349 229 ms   38352 B .9474 442 ms (Q40)
-///     rocket 427x640          see README (## Formats)
-///     photo 1920x1080         see README (## Formats)
+///     image             WebP q80 m2            aom s9 (default)        aom s8                  aom s6                  rav1e s10
+///     coffee 600x400    39062 B .9256  28 ms   34769 B .9253  36 ms    30788 B .9305 107 ms    30174 B .9365 269 ms    43583 B .9349 229 ms
+///                                              (Q24, -11 %)            (Q24)                   (Q24)                   (Q24)
+///     rocket 640x427    24376 B .9324  24 ms   26329 B .9307  33 ms    23244 B .9333  72 ms    -                       39181 B .9317 194 ms
+///                                              (Q20, +8 %)             (Q20, -5 %)                                     (Q20)
+///     photo 1920x1080   461414 B .9289 237 ms  435927 B .9314 230 ms   430325 B .9381 550 ms   -                       495146 B .9426 1435 ms
+///                                              (Q22, -6 %)             (Q22)                                           (Q24)
 ///
-/// SVT-AV1 (libavif 0.11 maps quantizers differently for it) pays ~400 ms of start-up per image;
-/// rav1e is 6x slower than aom s9 for more bytes. aom s9 gives WebP's SSIM in ~10 % fewer bytes
-/// for ~1.3x WebP's CPU; s8 saves ~10 % more bytes at 3x the CPU, s6 at 8x.
+/// Speed 10 gives the same bytes as 9 with libaom 3.6. SVT-AV1 (1.4) pays ~400 ms of start-up per
+/// image, refuses odd sizes and maps libavif 0.11's quantizers differently (coffee at Q40: 38352 B,
+/// .9474, 442 ms); rav1e is 5-6x slower than aom s9 for more bytes. So: aom at speed 9 matches
+/// WebP's SSIM in about the same CPU and 6-11 % fewer bytes on two photos of three (8 % more on
+/// the small rocket); speed 8 saves about 5 % more for 2.3-3x the CPU, speed 6 for 8x. Two
+/// threads (`avifenc -j 2`, 1080p) gave the same wall time as one: libavif 0.11 encodes one tile,
+/// so `maxThreads` stays 1 (and a worker is one core by design).
 public struct AVIFEncoder: ImageEncoding, Sendable {
     /// The AV1 encoder libavif is asked for. aom: the measured best speed/size trade-off.
     public static let codec = AVIF_CODEC_CHOICE_AOM

@@ -6,10 +6,12 @@ import KilnCore
 /// - Header: `heif_context_read_from_memory_without_copy` parses the boxes only; the stored size
 ///   (`ispe`) is checked against `DecodeLimits` before anything is decoded. Files whose `ispe` is
 ///   over libheif's own security limit are refused by libheif at that point (also a 413).
-/// - Orientation: libheif applies `irot`, `imir` and `clap` while decoding, so the header gives the
-///   displayed size and orientation 1: an EXIF orientation in the file is never applied again
-///   (iPhones write both in agreement; HEIF makes the boxes authoritative). EXIF is kept for
-///   `strip:0` with its orientation reset to 1.
+/// - Orientation: libheif applies `irot`, `imir` and `clap` while decoding, so a file with `irot`
+///   or `imir` gets the displayed size and orientation 1: its EXIF orientation is not applied
+///   again (iPhones write both in agreement; HEIF makes the boxes authoritative). A file with
+///   neither (libheif 1.15's `heif-enc` keeps a JPEG's EXIF orientation 6 and writes no `irot`)
+///   uses its EXIF orientation, like every other format (`HEIFBoxes.hasTransforms`). EXIF is kept
+///   for `strip:0` with its orientation reset to 1.
 /// - Colour: an ICC profile (`prof`/`rICC`) goes to the pipeline's colour conversion; nclx is
 ///   handled by `CICPColour`. 10-bit images are converted to 8 bits by libheif; alpha is returned
 ///   unpremultiplied (RGBA), opaque images as RGB.
@@ -19,12 +21,12 @@ public struct HEIFDecoder: ImageDecoding, Sendable {
     public init() {}
 
     public func readHeader(_ data: [UInt8]) throws(DecodeError) -> ImageHeader {
-        try withHandle(data) { handle throws(DecodeError) in try Self.header(handle) }
+        try withHandle(data) { handle throws(DecodeError) in try Self.header(handle, data: data).header }
     }
 
     public func decode(_ data: [UInt8], options: DecodeOptions) throws(DecodeError) -> DecodedImage {
         try withHandle(data) { handle throws(DecodeError) in
-            let header = try Self.header(handle)
+            let (header, exif) = try Self.header(handle, data: data)
             // The stored size is the one decoded (before irot), so it is what the limit checks.
             var stored = header
             stored.width = Int(heif_image_handle_get_ispe_width(handle))
@@ -62,7 +64,9 @@ public struct HEIFDecoder: ImageDecoding, Sendable {
                 initialized = rowBytes * height
             }
             return DecodedImage(buffer: PixelBuffer(width: width, height: height, channels: channels, pixels: pixels),
-                                header: header, iccProfile: Self.iccProfile(handle), metadata: Self.metadata(handle))
+                                header: header, iccProfile: Self.iccProfile(handle),
+                                metadata: ImageMetadata(exif: exif.exif.map { ExifOrientation.resettingOrientation($0) },
+                                                        xmp: exif.xmp).nonEmpty)
         }
     }
 
@@ -85,11 +89,14 @@ public struct HEIFDecoder: ImageDecoding, Sendable {
         }.get()
     }
 
-    private static func header(_ handle: OpaquePointer) throws(DecodeError) -> ImageHeader {
+    /// The header and the metadata as stored (EXIF orientation not yet reset).
+    private static func header(_ handle: OpaquePointer, data: [UInt8]) throws(DecodeError) -> (header: ImageHeader, exif: ImageMetadata) {
         let width = Int(heif_image_handle_get_width(handle)), height = Int(heif_image_handle_get_height(handle))
         guard width > 0, height > 0 else { throw .corrupt("HEIF image has no size") }
-        return ImageHeader(format: .heic, width: width, height: height, frameCount: 1, orientation: 1,
-                           hasAlpha: heif_image_handle_has_alpha_channel(handle) != 0)
+        let metadata = Self.metadata(handle)
+        let orientation = HEIFBoxes.hasTransforms(data) ? 1 : metadata.exif.map { ExifOrientation.read($0) } ?? 1
+        return (ImageHeader(format: .heic, width: width, height: height, frameCount: 1, orientation: orientation,
+                            hasAlpha: heif_image_handle_has_alpha_channel(handle) != 0), metadata)
     }
 
     private static func iccProfile(_ handle: OpaquePointer) -> [UInt8]? {
@@ -107,12 +114,12 @@ public struct HEIFDecoder: ImageDecoding, Sendable {
                                   transfer: Int(nclx.pointee.transfer_characteristics.rawValue))
     }
 
-    /// EXIF (orientation reset to 1: libheif has applied the transforms) and XMP, if present.
-    private static func metadata(_ handle: OpaquePointer) -> ImageMetadata? {
+    /// EXIF (TIFF bytes, as stored) and XMP, if present.
+    private static func metadata(_ handle: OpaquePointer) -> ImageMetadata {
         var exif: [UInt8]?
         var xmp: [UInt8]?
         let count = Int(heif_image_handle_get_number_of_metadata_blocks(handle, nil))
-        guard count > 0 else { return nil }
+        guard count > 0 else { return ImageMetadata() }
         var ids = [heif_item_id](repeating: 0, count: count)
         let got = Int(heif_image_handle_get_list_of_metadata_block_IDs(handle, nil, &ids, Int32(count)))
         for id in ids.prefix(got) {
@@ -123,12 +130,12 @@ public struct HEIFDecoder: ImageDecoding, Sendable {
             let type = heif_image_handle_get_metadata_type(handle, id).map { String(cString: $0) } ?? ""
             let contentType = heif_image_handle_get_metadata_content_type(handle, id).map { String(cString: $0) } ?? ""
             if type == "Exif" {
-                exif = ExifOrientation.resettingOrientation(AVIFDecoder.tiff(bytes))
+                exif = AVIFDecoder.tiff(bytes)
             } else if type == "mime" && contentType == "application/rdf+xml" {
                 xmp = bytes
             }
         }
-        return ImageMetadata(exif: exif, xmp: xmp).nonEmpty
+        return ImageMetadata(exif: exif, xmp: xmp)
     }
 
     private static func check(_ error: heif_error, _ step: String) throws(DecodeError) {

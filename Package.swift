@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Layering (C stays at the edges):
-//   CTurboJPEG CJPEG CPNG CWebP CMagic CLcms2 CDeflate CGif CKilnShims  system libraries + fixed-arity C shims
+//   CTurboJPEG CJPEG CPNG CWebP CMagic CLcms2 CDeflate CGif CAvif CHeif CKilnShims   system libraries + fixed-arity C shims
 //   KilnSystem      POSIX plumbing: read-all / write-all, atomic file writes, errno text, sleeps, clocks
 //   KilnCore        request model, spec parser, PixelBuffer, seams (protocols), errors; no C
 //   KilnCodecs      decoders, encoders, type sniffing: the only core target that sees C pointers
@@ -82,6 +82,8 @@ let package = Package(
         .systemLibrary(name: "CLcms2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         .systemLibrary(name: "CGif", providers: [.apt(["libgif-dev"])]),
+        .systemLibrary(name: "CAvif", pkgConfig: "libavif", providers: [.apt(["libavif-dev"])]),
+        .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         .target(name: "CKilnShims", dependencies: ["CPNG", "CJPEG", "CDeflate"]),
 
         // libcurl is loaded by the shim on first use (dlopen): servers without origins never map it.
@@ -92,7 +94,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .target(name: "KilnCodecs", dependencies: [
-            "KilnCore", "CTurboJPEG", "CPNG", "CWebP", "CMagic", "CLcms2", "CDeflate", "CGif", "CKilnShims",
+            "KilnCore", "CTurboJPEG", "CPNG", "CWebP", "CMagic", "CLcms2", "CDeflate", "CGif", "CAvif", "CHeif", "CKilnShims",
         ]),
         .target(name: "KilnProcessing", dependencies: ["KilnCore"]),
         .target(name: "Kiln", dependencies: [

@@ -13,7 +13,8 @@ KILN_BIN="${KILN_BIN:-$KILN_ROOT_DIR/.build/release/kiln}"
 # nginx, nginx-light, nginx-core, nginx-full will do.
 KILN_APT_PACKAGES=(
     libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libwebp-dev
-    libmagic-dev liblcms2-dev libdeflate-dev libdeflate0 libgif-dev libgif7 libcurl4-openssl-dev wrk pkg-config python3 python3-venv python3-pip
+    libmagic-dev liblcms2-dev libdeflate-dev libdeflate0 libgif-dev libgif7 libcurl4-openssl-dev
+    libavif-dev libavif15 libheif-dev libheif1 libdav1d6 libaom3 libde265-0 wrk pkg-config python3 python3-venv python3-pip
     ca-certificates git procps
 )
 # What only the tests need (`kiln_install_deps --test`, scripts/test):
@@ -21,11 +22,13 @@ KILN_APT_PACKAGES=(
 #   private instances only (about 50 s to install both, apt-get update included);
 # - iproute2: network namespaces for the fleet test (test_hosts.py);
 # - libjpeg-turbo-progs: cjpeg/djpeg for the JPEG sampling test (test_jpeg_sampling.py);
+# - libavif-bin, libheif-examples: avifenc/avifdec and heif-enc/heif-convert, which make the AVIF
+#   and HEIC sources of test_avif_heic.py and decode its AVIF output a second time;
 # - chromium, chromium-driver and a font: the demo page's headless-browser test
 #   (test_demo_page.py, Selenium) and its screenshot;
 # - gifsicle, webp: GIFs made and animated WebP read back by the animation test (test_animation.py).
 KILN_TEST_APT_PACKAGES=(
-    iproute2 apache2 lighttpd libjpeg-turbo-progs chromium chromium-driver fonts-dejavu-core gifsicle webp
+    iproute2 apache2 lighttpd libjpeg-turbo-progs libavif-bin libheif-examples chromium chromium-driver fonts-dejavu-core gifsicle webp
 )
 
 kiln_log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

@@ -54,6 +54,12 @@ public struct DecodePlan: Sendable, Equatable {
             let pixels = full.width * full.height
             return DecodePlan(size: full, channels: header.hasAlpha ? 4 : 3, scratchBytes: 2 * 4 * pixels + (1 << 16),
                               streamed: false)
+        case .avif, .heic:
+            // dav1d / libde265 hold the YUV frame (up to 4:4:4 at 16 bits a sample for 10/12-bit
+            // files) and their state; libheif converts into an RGB(A) image of its own before the copy.
+            let pixels = full.width * full.height
+            return DecodePlan(size: full, channels: header.hasAlpha ? 4 : 3, scratchBytes: 8 * pixels + (4 << 20),
+                              streamed: false)
         }
     }
 

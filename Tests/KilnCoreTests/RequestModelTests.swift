@@ -4,7 +4,7 @@ import Testing
 @Suite struct RequestModelTests {
     @Test func autoFormatFollowsAccept() {
         let out = OutputOptions(format: .auto)
-        #expect(out.resolvedFormat(source: .jpeg, accept: "image/avif,image/webp,*/*") == .webp)
+        #expect(out.resolvedFormat(source: .jpeg, accept: "image/avif,image/webp,*/*") == .avif)
         #expect(out.resolvedFormat(source: .jpeg, accept: "image/*") == .webp)
         #expect(out.resolvedFormat(source: .png, accept: "*/*") == .png)
         #expect(out.resolvedFormat(source: .png, accept: "image/webp;q=0, image/*") == .png)

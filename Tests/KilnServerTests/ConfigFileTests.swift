@@ -97,13 +97,22 @@ import Testing
         #expect(error("[server.tls]\ncert = \"x\"\n") == .unknownKey("server.tls", origin: "file kiln.toml:1"))
     }
 
+    @Test func autoFormatsReachTheOutputSection() throws {
+        #expect(try load("[http]\nauto_formats = \"webp\"\n").output.autoFormats == [.webp])
+        #expect(try load("[http]\nauto_formats = \"\"\n").output.autoFormats == [])
+        #expect(try load("").output.autoFormats == [.avif, .webp])
+        #expect(throws: ConfigError.self) { try load("[http]\nauto_formats = \"avif,heic\"\n") }
+        #expect(throws: ConfigError.self) { try load("[http]\nauto_formats = \"webp,webp\"\n") }
+    }
+
     @Test func everyFieldOfEverySectionIsDeclared() {
         // A stored property without a declaration would be silently unconfigurable.
         #expect(Mirror(reflecting: ServerConfiguration()).children.count == ServerConfiguration.fields.count)
         #expect(Mirror(reflecting: LogConfiguration()).children.count == LogConfiguration.fields.count)
         #expect(Mirror(reflecting: SourceConfiguration()).children.count == SourceConfiguration.fields.count)
         #expect(Mirror(reflecting: LimitsConfiguration()).children.count == LimitsConfiguration.fields.count)
-        #expect(Mirror(reflecting: OutputConfiguration()).children.count == OutputConfiguration.fields.count)
+        // + 1: `autoFormats` is `http.auto_formats`, declared in [http] and copied in by KilnConfiguration.
+        #expect(Mirror(reflecting: OutputConfiguration()).children.count == OutputConfiguration.fields.count + 1)
         #expect(Mirror(reflecting: HTTPConfiguration()).children.count == HTTPConfiguration.fields.count)
         #expect(Mirror(reflecting: CacheConfiguration()).children.count == CacheConfiguration.fields.count)
         #expect(Mirror(reflecting: DebugConfiguration()).children.count == DebugConfiguration.fields.count)

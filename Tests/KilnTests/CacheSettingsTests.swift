@@ -20,6 +20,8 @@ import KilnCore
         ("output.webp_quality", { $0.output.webpQuality = 55 }),
         ("output.webp_method", { $0.output.webpMethod = 5 }),
         ("output.png_compression_level", { $0.output.pngCompressionLevel = 9 }),
+        ("output.avif_quality", { $0.output.avifQuality = 40 }),
+        ("output.avif_speed", { $0.output.avifSpeed = 6 }),
         ("output.progressive", { $0.output.progressive = true }),
         ("output.background", { $0.output.background = .black }),
     ] }
@@ -71,6 +73,7 @@ import KilnCore
         o = base; o.progressive = true; variants.append(o)
         o = base; o.lossless = true; variants.append(o)
         o = base; o.webpMethod = 3; variants.append(o)
+        o = base; o.avifSpeed = 5; variants.append(o)
         o = base; o.pngCompressionLevel = 1; variants.append(o)
         o = base; o.iccProfile = [1]; variants.append(o)
         o = base; o.metadata = ImageMetadata(); variants.append(o)

@@ -147,7 +147,7 @@ import KilnCore
     }
 
     @Test func outputTokenFollowsAcceptOnlyForAuto() {
-        #expect(CacheKey.outputToken(OutputOptions(format: .auto), accept: "image/avif,image/webp,*/*") == "webp")
+        #expect(CacheKey.outputToken(OutputOptions(format: .auto), accept: "image/avif,image/webp,*/*") == "avif+webp")
         #expect(CacheKey.outputToken(OutputOptions(format: .auto), accept: "image/png") == "source")
         #expect(CacheKey.outputToken(OutputOptions(format: .auto), accept: nil) == "source")
         #expect(CacheKey.outputToken(OutputOptions(format: .source), accept: "image/webp") == "source")

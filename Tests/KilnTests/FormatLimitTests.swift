@@ -31,7 +31,7 @@ import KilnCore
 
     @Test func autoFallsBackOnlyWhenWebPCannotHoldTheResult() {
         let auto = OutputOptions(format: .auto)
-        let webp = "image/avif,image/webp,*/*"
+        let webp = "image/webp,*/*"
         let big = PixelSize(width: 20_000, height: 1_200), small = PixelSize(width: 800, height: 48)
         #expect(auto.resolvedFormat(source: .png, accept: webp, size: small, hasAlpha: false) == .webp)
         #expect(auto.resolvedFormat(source: .png, accept: webp, size: big, hasAlpha: false) == .png)

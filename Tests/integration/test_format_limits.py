@@ -18,7 +18,7 @@ from PIL import Image, ImageStat
 from helpers import KILN_BIN, assert_plain_error
 
 HITS = {"HIT-MEMORY", "HIT-DISK", "COALESCED"}
-WEBP_ACCEPT = {"Accept": "image/avif,image/webp,*/*"}
+WEBP_ACCEPT = {"Accept": "image/webp,*/*"}  # a WebP-only client; AVIF: test_avif_heic.py
 
 
 def _gradient(width: int, height: int, mode: str = "RGB") -> Image.Image:

@@ -22,8 +22,8 @@ public struct CacheKey: Sendable, Hashable {
 
     /// - Parameters:
     ///   - canonicalRequest: `ImageRequest.canonical` (ends with the source path).
-    ///   - outputFormat: the output format as decided before rendering: `jpeg`, `png`, `webp`, or
-    ///     `source` when it is the source's format (a function of the source version, which is
+    ///   - outputFormat: the output format as decided before rendering: `jpeg`, `png`, `webp`, `avif`,
+    ///     an `f:auto` Accept class such as `avif+webp`, or `source` when it is the source's format (a function of the source version, which is
     ///     part of the key). `CacheKey.outputToken(_:accept:)` computes it.
     ///   - source: the version of the source bytes (`OpenedSource.identity`, from `fstat`).
     ///   - settings: configuration that changes the bytes for the same URL (quality defaults,
@@ -45,24 +45,23 @@ public struct CacheKey: Sendable, Hashable {
     /// The key of `request` rendered with `output`'s defaults: the settings part derived from the
     /// encode options the encoder would receive (`OutputConfiguration.cacheSettings`).
     public init(request: ImageRequest, accept: String?, source: SourceIdentity, output: OutputConfiguration) {
-        let token = CacheKey.outputToken(request.output, accept: accept)
+        let token = CacheKey.outputToken(request.output, accept: accept, offered: output.autoFormats)
         self.init(canonicalRequest: request.canonical, outputFormat: token, source: source, sourcePath: request.sourcePath,
                   settings: output.cacheSettings(for: request.output, outputToken: token))
     }
 
-    /// The output format as far as it is known before the source is read: `f:auto` becomes
-    /// `webp` or `source` depending on `Accept`, exactly as `OutputOptions.resolvedFormat` decides.
-    /// For `f:auto` the token `webp` means "the client accepts WebP": a result too large for WebP
-    /// falls back to the source's format (or PNG/JPEG by alpha), which is a function of the
-    /// source version in the key, so the key is derived once, before rendering, and stays exact
-    /// (the settings part then covers every format: `cacheSettings(for:outputToken:)`).
-    public static func outputToken(_ options: OutputOptions, accept: String?) -> String {
+    /// The output format as far as it is known before the source is read: a format's name, or for
+    /// `f:auto` the client's `Accept` class (`FormatNegotiation.token`: `avif+webp`, `avif`, `webp`
+    /// or `source`), computed exactly as `OutputOptions.resolvedFormat` decides. The rendered
+    /// format is a function of that class, the result's size and the source (whose version is in
+    /// the key), so the key is derived once, before rendering, and stays exact (the settings part
+    /// then covers every format: `cacheSettings(for:outputToken:)`). `offered`: `http.auto_formats`.
+    public static func outputToken(_ options: OutputOptions, accept: String?,
+                                   offered: [ImageFormat] = FormatNegotiation.defaultOffered) -> String {
         switch options.format {
         case .format(let f): return f.rawValue
         case .source: return "source"
-        case .auto:
-            if let accept, AcceptHeader(accept).allows("image/webp") { return ImageFormat.webp.rawValue }
-            return "source"
+        case .auto: return FormatNegotiation(accept: accept, offered: offered).token
         }
     }
 }

@@ -66,7 +66,8 @@ extension ImagePipeline {
         }
         if output.pngCompressionLevel == 0,
            let size = request.plannedOutputSize(source: header.displayedSize),
-           request.output.resolvedFormat(source: format, accept: accept, size: size, hasAlpha: header.hasAlpha) == .png {
+           request.output.resolvedFormat(source: format, accept: accept, size: size, hasAlpha: header.hasAlpha,
+                                         offered: output.autoFormats) == .png {
             let lower = size.height * (1 + size.width * 3)
             if lower > limits.maxOutputBytes { throw .outputBytes(bytes: lower, limit: limits.maxOutputBytes, planned: true) }
         }

@@ -63,7 +63,7 @@ extension ImagePipeline {
             logical = image.size
         }
         let outputFormat = request.output.resolvedFormat(source: format, accept: accept, size: image.size,
-                                                         hasAlpha: image.hasAlpha)
+                                                         hasAlpha: image.hasAlpha, offered: output.autoFormats)
         // The rendered size is what counts (a plan may be unknown): never hand the encoder more.
         try ImagePipeline.checkFormatLimit(outputFormat, size: image.size)
         if image.hasAlpha && !outputFormat.supportsAlpha {

@@ -24,6 +24,12 @@ public struct AcceptHeader: Sendable {
         if let wildcard = entries.first(where: { $0.type == family }) { return wildcard.q > 0 }
         return false
     }
+
+    /// True when `mediaType` is listed by name with q > 0 (no wildcard counts).
+    public func allowsExactly(_ mediaType: String) -> Bool {
+        let type = mediaType.lowercased()
+        return entries.first(where: { $0.type == type }).map { $0.q > 0 } ?? false
+    }
 }
 
 extension Substring {

@@ -3,6 +3,10 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     case jpeg, png, webp
     /// Input only (animated or still): `isEncodable` is false.
     case gif
+    /// AVIF (AV1 still image): decoded (libavif with dav1d) and encoded (libavif with aom).
+    case avif
+    /// HEIC/HEIF (HEVC still image): decoded only (libheif with libde265); never an output.
+    case heic
 
     public var mimeType: String {
         switch self {
@@ -10,6 +14,8 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         case .png: "image/png"
         case .webp: "image/webp"
         case .gif: "image/gif"
+        case .avif: "image/avif"
+        case .heic: "image/heic"
         }
     }
 
@@ -20,17 +26,21 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         case "image/png", "image/apng": self = .png
         case "image/webp": self = .webp
         case "image/gif": self = .gif
+        case "image/avif", "image/avif-sequence": self = .avif
+        case "image/heic", "image/heif", "image/heic-sequence", "image/heif-sequence": self = .heic
         default: return nil
         }
     }
 
-    /// The format a file extension names (`jpg`, `jpeg`, `png`, `webp`), for `kiln process`.
+    /// The format a file extension names (`jpg`, `jpeg`, `png`, `webp`, `avif`, `heic`), for `kiln process`.
     public init?(fileExtension: String) {
         switch fileExtension.lowercased() {
         case "jpg", "jpeg": self = .jpeg
         case "png": self = .png
         case "webp": self = .webp
         case "gif": self = .gif
+        case "avif": self = .avif
+        case "heic", "heif": self = .heic
         default: return nil
         }
     }
@@ -38,14 +48,15 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     /// Whether the encoded format can carry an alpha channel.
     public var supportsAlpha: Bool { self != .jpeg }
 
-    /// Whether Kiln writes this format (`f:`); GIF is read only.
-    public var isEncodable: Bool { self != .gif }
+    /// Whether Kiln writes this format (`f:`): GIF and HEIC are read only.
+    public var isEncodable: Bool { self != .gif && self != .heic }
 
     /// Whether Kiln writes animations in this format (animated WebP).
     public var supportsAnimation: Bool { self == .webp }
 
     /// The largest width and height the format can store: WebP's 14-bit dimensions (16383),
-    /// JPEG's 16-bit ones (65535), PNG's 31-bit ones. Checked before encoding (and before
+    /// JPEG's 16-bit ones (65535), PNG's 31-bit ones, AVIF's 16384 (the largest size libavif 0.11
+    /// with libaom 3.6 encodes as one AV1 frame here; see `AVIFEncoder`), HEIC's 16384 (input only). Checked before encoding (and before
     /// decoding when the output size is known from the plan), never left to the encoder.
     public var maxDimension: Int {
         switch self {
@@ -53,6 +64,8 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         case .png: 2_147_483_647
         case .webp: 16_383
         case .gif: 65_535
+        case .avif: 16_384
+        case .heic: 16_384
         }
     }
 
@@ -68,6 +81,8 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         case .png: "PNG"
         case .webp: "WebP"
         case .gif: "GIF"
+        case .avif: "AVIF"
+        case .heic: "HEIC"
         }
     }
 }

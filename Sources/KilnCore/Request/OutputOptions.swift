@@ -2,8 +2,9 @@
 public enum FormatChoice: Sendable, Hashable {
     /// Keep the source's format (no `f:` option).
     case source
-    /// WebP when the client accepts it and the result fits WebP's 16383 px, else the source
-    /// format (PNG or JPEG by alpha when the source is WebP and the result does not fit it);
+    /// The first of `http.auto_formats` (default AVIF, then WebP) that the client accepts and
+    /// that can hold the result (`FormatNegotiation`), else the source format (PNG or JPEG by
+    /// alpha when the source's format cannot hold the result or cannot be written, e.g. HEIC);
     /// answers carry `Vary: Accept`.
     case auto
     case format(ImageFormat)
@@ -54,31 +55,40 @@ public struct OutputOptions: Sendable, Hashable {
         return parts
     }
 
-    /// The concrete output format for a source format and the request's `Accept` header.
-    public func resolvedFormat(source: ImageFormat, accept: String?) -> ImageFormat {
+    /// The concrete output format for a source format and the request's `Accept` header, before the
+    /// result's size is known. `offered`: `http.auto_formats` (`OutputConfiguration.autoFormats`).
+    public func resolvedFormat(source: ImageFormat, accept: String?,
+                               offered: [ImageFormat] = FormatNegotiation.defaultOffered) -> ImageFormat {
         switch format {
         case .format(let f): return f
         case .source: return source
-        case .auto:
-            if let accept, AcceptHeader(accept).allows("image/webp") { return .webp }
-            return source
+        case .auto: return FormatNegotiation(accept: accept, offered: offered).choice { _ in true } ?? source
         }
     }
 
-    /// The concrete output format once the result is known: `resolvedFormat(source:accept:)`,
-    /// except that `f:auto` never picks a format that cannot hold `size` (WebP beyond 16383 px):
-    /// it falls back to the source's format, or, for a WebP source, to PNG when the result has
-    /// alpha and JPEG when not. An explicit format (or the source's, without `f:`) is kept even
-    /// when it cannot hold the result: the pipeline refuses that with a 413 naming the limit.
+    /// The concrete output format once the result is known. `f:auto` takes the first accepted
+    /// offered format that can hold `size` (AVIF and WebP stop at 16384 and 16383 px); when none
+    /// can, the source's format, or, when that cannot hold the result either or cannot be written
+    /// (HEIC), PNG when the result has alpha and JPEG when not. Without `f:` a source that cannot
+    /// be written (HEIC) is written as PNG or JPEG by alpha too. An explicit format (or a
+    /// writable source's, without `f:`) is kept even when it cannot hold the result: the pipeline
+    /// refuses that with a 413 naming the limit.
     ///
     /// The choice is a function of the source (its format, whose version is in the cache key),
-    /// the request and the `Accept` class, so the key derived before rendering (`f:auto` with
-    /// WebP accepted) still names exactly one result.
-    public func resolvedFormat(source: ImageFormat, accept: String?, size: PixelSize, hasAlpha: Bool) -> ImageFormat {
-        let chosen = resolvedFormat(source: source, accept: accept)
-        guard format == .auto, !chosen.canHold(size) else { return chosen }
-        if source != chosen, source.canHold(size) { return source }
+    /// the request and the `Accept` class (`FormatNegotiation.token`), so the key derived before
+    /// rendering still names exactly one result.
+    public func resolvedFormat(source: ImageFormat, accept: String?, size: PixelSize, hasAlpha: Bool,
+                               offered: [ImageFormat] = FormatNegotiation.defaultOffered) -> ImageFormat {
         let fallback: ImageFormat = hasAlpha ? .png : .jpeg
-        return fallback.canHold(size) ? fallback : .png
+        switch format {
+        case .format(let f): return f
+        case .source: return source.isEncodable ? source : fallback
+        case .auto:
+            if let chosen = FormatNegotiation(accept: accept, offered: offered).choice(where: { $0.canHold(size) }) {
+                return chosen
+            }
+            if source.isEncodable, source.canHold(size) { return source }
+            return fallback.canHold(size) ? fallback : .png
+        }
     }
 }

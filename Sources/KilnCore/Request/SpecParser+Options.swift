@@ -107,9 +107,10 @@ extension SpecParser {
             case "auto": b.output.format = .auto
             case "jpg": b.output.format = .format(.jpeg)
             default:
-                guard let f = ImageFormat(rawValue: a[0]) else { throw a.invalid("format must be jpeg, png, webp or auto") }
+                guard let f = ImageFormat(rawValue: a[0]) else { throw a.invalid("format must be jpeg, png, webp, avif or auto") }
                 guard f.isEncodable else {
-                    throw a.invalid("Kiln reads \(f.displayName) but does not write it; use webp (animated) or png/jpeg (one frame)")
+                    throw a.invalid(f == .gif ? "Kiln reads GIF but does not write it; use webp (animated) or png/jpeg (one frame)"
+                                              : "Kiln reads \(f.displayName) but does not write it; use jpeg, png, webp or avif")
                 }
                 b.output.format = .format(f)
             }

@@ -9,6 +9,8 @@ public struct EncodeOptions: Sendable, Equatable {
     public var lossless: Bool
     /// libwebp method 0 (fast) ... 6 (small).
     public var webpMethod: Int
+    /// AVIF encoder speed 0 (slowest, smallest) ... 10 (fastest).
+    public var avifSpeed: Int
     /// Deflate level 0...9 for PNG (libdeflate; zlib for interlaced output).
     public var pngCompressionLevel: Int
     /// ICC profile to embed, if any. The pipeline passes none: it converts to sRGB (`ColorConverting`).
@@ -17,25 +19,26 @@ public struct EncodeOptions: Sendable, Equatable {
     public var metadata: ImageMetadata?
 
     public init(format: ImageFormat, quality: Int = 80, progressive: Bool = false, lossless: Bool = false,
-                webpMethod: Int = 2, pngCompressionLevel: Int = 6, iccProfile: [UInt8]? = nil,
+                webpMethod: Int = 2, avifSpeed: Int = 9, pngCompressionLevel: Int = 6, iccProfile: [UInt8]? = nil,
                 metadata: ImageMetadata? = nil) {
         self.format = format
         self.quality = quality
         self.progressive = progressive
         self.lossless = lossless
         self.webpMethod = webpMethod
+        self.avifSpeed = avifSpeed
         self.pngCompressionLevel = pngCompressionLevel
         self.iccProfile = iccProfile
         self.metadata = metadata
     }
 
     /// Every setting that changes the encoded bytes, in a fixed order, e.g.
-    /// `jpeg;q=80;pg=0;ll=0;wm=2;pz=6;icc=0;md=0`: the encoder part of cache keys. `md` says
+    /// `jpeg;q=80;pg=0;ll=0;wm=2;as=9;pz=6;icc=0;md=0`: the encoder part of cache keys. `md` says
     /// whether metadata is kept (`strip:0`), `icc` whether a profile is embedded; the bytes of
     /// either come from the source, whose version is in the key already.
     /// A new field must be added here (`EncodeOptionsTests` checks that every field counts).
     public var canonical: String {
-        "\(format.rawValue);q=\(quality);pg=\(progressive ? 1 : 0);ll=\(lossless ? 1 : 0);wm=\(webpMethod);"
+        "\(format.rawValue);q=\(quality);pg=\(progressive ? 1 : 0);ll=\(lossless ? 1 : 0);wm=\(webpMethod);as=\(avifSpeed);"
             + "pz=\(pngCompressionLevel);icc=\(iccProfile == nil ? 0 : 1);md=\(metadata == nil ? 0 : 1)"
     }
 }

@@ -43,6 +43,7 @@ public struct KilnConfiguration: Sendable, Equatable {
         output = try OutputConfiguration(values)
         presets = PresetConfiguration(values)
         http = try HTTPConfiguration(values)
+        output.autoFormats = http.autoFormats   // typed, for the pipeline and the cache key
         cache = try CacheConfiguration(values)
         debug = try DebugConfiguration(values)
     }

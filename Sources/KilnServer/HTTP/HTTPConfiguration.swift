@@ -18,6 +18,10 @@ public struct HTTPConfiguration: ConfigSection, Equatable {
     /// `Timing-Allow-Origin` of every image answer; empty: not sent.
     public var timingAllowOrigin = Key.timingAllowOrigin.defaultValue
 
+    /// The formats `f:auto` may answer with, best first (`FormatNegotiation`); handed to the
+    /// pipeline as `OutputConfiguration.autoFormats`.
+    public var autoFormats = Key.autoFormats.defaultValue
+
     public enum Key {
         public static let cacheControl = Setting.text("http.cache_control", default: "public, max-age=31536000",
                                                       doc: "`Cache-Control` of images")
@@ -35,6 +39,24 @@ public struct HTTPConfiguration: ConfigSection, Equatable {
             "http.timing_allow_origin", default: "", expected: "origins such as * or https://example.com (one line)",
             doc: "`Timing-Allow-Origin` (e.g. `*`) so browsers' Resource Timing reads `Server-Timing` cross-origin; empty: not sent",
             check: { v in !v.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } })
+        public static let autoFormats = Setting<[ImageFormat]>.custom(
+            "http.auto_formats", default: FormatNegotiation.defaultOffered, type: "format list",
+            expected: "a comma-separated list of avif and webp, best first (e.g. avif,webp), or empty",
+            doc: "what `f:auto` may answer with, best first, when `Accept` allows it (`webp` turns AVIF off; empty: always the source's format)",
+            parse: HTTPConfiguration.parseAutoFormats, format: { $0.map(\.rawValue).joined(separator: ",") })
+    }
+
+    /// `avif,webp`-style lists: known output formats that `Accept` can name, each at most once.
+    static func parseAutoFormats(_ text: String) -> [ImageFormat]? {
+        var formats: [ImageFormat] = []
+        guard text.contains(where: { $0 != " " }) else { return formats }
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let name = part.filter { $0 != " " && $0 != "\t" }.lowercased()
+            guard let format = ImageFormat(rawValue: name), format == .avif || format == .webp,
+                  !formats.contains(format) else { return nil }
+            formats.append(format)
+        }
+        return formats
     }
 
     public static let fields: [ConfigField<Self>] = [
@@ -44,6 +66,7 @@ public struct HTTPConfiguration: ConfigSection, Equatable {
         ConfigField(Key.errorCacheControl) { $0.errorCacheControl = $1 },
         ConfigField(Key.serverTiming) { $0.serverTiming = $1 },
         ConfigField(Key.timingAllowOrigin) { $0.timingAllowOrigin = $1 },
+        ConfigField(Key.autoFormats) { $0.autoFormats = $1 },
     ]
 
     public init() {}

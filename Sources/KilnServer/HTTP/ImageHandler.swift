@@ -96,6 +96,13 @@ public final class ImageHandler: RequestHandling {
         return response
     }
 
+    /// Whether the answer depends on `Accept`: `f:auto` with formats to negotiate
+    /// (`http.auto_formats`). Sent on 200s and 304s alike, whatever class the client fell in, so
+    /// a shared cache never hands one class's variant to another.
+    func varies(_ imageRequest: ImageRequest) -> Bool {
+        imageRequest.output.format == .auto && !http.autoFormats.isEmpty
+    }
+
     /// `If-Modified-Since` without `If-None-Match`: a `stat` decides, no render.
     func notModifiedBySource(_ imageRequest: ImageRequest, _ provenance: RequestGate.Provenance, _ request: HTTPRequest,
                              _ timeline: inout Timeline) throws -> HTTPResponse? {
@@ -106,7 +113,7 @@ public final class ImageHandler: RequestHandling {
         guard version.mtimeSeconds <= ims else { return nil }
         var headers = cachePolicy.headers(for: imageRequest, provenance: provenance, now: now())
         headers.append(("Last-Modified", HTTPDate.format(secondsSinceEpoch: version.mtimeSeconds)))
-        if imageRequest.output.format == .auto { headers.append(("Vary", "Accept")) }
+        if varies(imageRequest) { headers.append(("Vary", "Accept")) }
         return HTTPResponse(status: 304, headers: headers)
     }
 
@@ -122,7 +129,7 @@ public final class ImageHandler: RequestHandling {
             ("Last-Modified", HTTPDate.format(secondsSinceEpoch: image.lastModified)),
             ("X-Cache", image.outcome.headerValue),
         ]
-        if imageRequest.output.format == .auto { headers.append(("Vary", "Accept")) }
+        if varies(imageRequest) { headers.append(("Vary", "Accept")) }
         if let inm = request.headers["if-none-match"], ImageHandler.matches(inm, etag: image.etag) {
             headers.removeAll { $0.0 == "Content-Type" || $0.0 == "Content-Length" }
             return HTTPResponse(status: 304, headers: headers)

@@ -21,10 +21,11 @@ extension ImagePipeline {
     /// GIF is read only, so a GIF source without `f:` is written as WebP (animated when it is),
     /// and with `f:auto` for a client without WebP as PNG (one frame); and `f:auto` never picks a
     /// still-only format for an animation when the client accepts WebP.
+    /// `offered` is `http.auto_formats` (the formats `f:auto` may pick, in order).
     static func animationOutputFormat(_ options: OutputOptions, source: ImageFormat, accept: String?,
-                                      animated: Bool) -> ImageFormat {
-        let chosen = options.resolvedFormat(source: source, accept: accept)
-        if options.format == .auto, animated, !chosen.supportsAnimation,
+                                      animated: Bool, offered: [ImageFormat] = FormatNegotiation.defaultOffered) -> ImageFormat {
+        let chosen = options.resolvedFormat(source: source, accept: accept, offered: offered)
+        if options.format == .auto, animated, !chosen.supportsAnimation, offered.contains(.webp),
            let accept, AcceptHeader(accept).allows("image/webp") {
             return .webp
         }
@@ -43,7 +44,7 @@ extension ImagePipeline {
                                 frameCount: 1, orientation: orientation, hasAlpha: info.hasAlpha)
         try limits.decodeLimits.check(still)   // one frame must fit, whatever the mode
         let outputFormat = Self.animationOutputFormat(request.output, source: format, accept: accept,
-                                                      animated: info.frameCount > 1)
+                                                      animated: info.frameCount > 1, offered: output.autoFormats)
         var animate = request.output.frame == nil && info.frameCount > 1 && outputFormat.supportsAnimation
         let frameIndex = request.output.frame ?? 0
         guard frameIndex < info.frameCount else {
@@ -116,7 +117,8 @@ extension ImagePipeline {
         } else {
             guard var image = picked else { throw DecodeError.corrupt("the animation has no frame \(frameIndex)") }
             written = request.output.format == .auto
-                ? request.output.resolvedFormat(source: outputFormat, accept: accept, size: image.size, hasAlpha: image.hasAlpha)
+                ? request.output.resolvedFormat(source: outputFormat, accept: accept, size: image.size, hasAlpha: image.hasAlpha,
+                                                offered: output.autoFormats)
                 : outputFormat
             if !written.isEncodable { written = image.hasAlpha ? .png : .jpeg }
             try ImagePipeline.checkFormatLimit(written, size: image.size)

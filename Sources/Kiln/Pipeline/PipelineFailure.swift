@@ -100,7 +100,7 @@ public struct PipelineFailure: Error, Sendable, Equatable {
         case let e as PipelineError:
             switch e {
             case let .unsupportedType(mime):
-                self.init(.unsupported, "not a supported image (content is \(mime)); JPEG, PNG, WebP and GIF are")
+                self.init(.unsupported, "not a supported image (content is \(mime)); JPEG, PNG, WebP, GIF, AVIF and HEIC are")
             case let .formatLimit(format, size):
                 let m = format.maxDimension
                 self.init(.tooLarge, "\(format.displayName) output is limited to \(m)x\(m) pixels; "

@@ -82,8 +82,9 @@ let package = Package(
         .systemLibrary(name: "CLcms2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         .systemLibrary(name: "CGif", providers: [.apt(["libgif-dev"])]),
-        .systemLibrary(name: "CAvif", pkgConfig: "libavif", providers: [.apt(["libavif-dev"])]),
-        .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        // libavif and libheif: headers only; the shims load the libraries on first use (dlopen).
+        .target(name: "CAvif", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CHeif", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CKilnShims", dependencies: ["CPNG", "CJPEG", "CDeflate"]),
 
         // libcurl is loaded by the shim on first use (dlopen): servers without origins never map it.

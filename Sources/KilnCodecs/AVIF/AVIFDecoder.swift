@@ -25,8 +25,9 @@ public struct AVIFDecoder: ImageDecoding, Sendable {
     }
 
     public func decode(_ data: [UInt8], options: DecodeOptions) throws(DecodeError) -> DecodedImage {
-        try withParsed(data, limits: options.limits) { decoder, header, extras throws(DecodeError) in
-            let next = avifDecoderNextImage(decoder)
+        guard let lib = AVIFLibrary.functions else { throw .unsupported(AVIFLibrary.missing) }
+        return try withParsed(data, limits: options.limits) { decoder, header, extras throws(DecodeError) in
+            let next = lib.avifDecoderNextImage(decoder)
             guard next == AVIF_RESULT_OK, let image = decoder.pointee.image else {
                 throw .corrupt("AVIF decode failed: \(AVIFEncoder.describe(next))")
             }
@@ -35,7 +36,7 @@ public struct AVIFDecoder: ImageDecoding, Sendable {
             }
             let channels = header.hasAlpha ? 4 : 3
             var rgb = avifRGBImage()
-            avifRGBImageSetDefaults(&rgb, image)
+            lib.avifRGBImageSetDefaults(&rgb, image)
             rgb.depth = 8
             rgb.format = header.hasAlpha ? AVIF_RGB_FORMAT_RGBA : AVIF_RGB_FORMAT_RGB
             rgb.alphaPremultiplied = AVIF_FALSE
@@ -44,7 +45,7 @@ public struct AVIFDecoder: ImageDecoding, Sendable {
             var result = AVIF_RESULT_OK
             let pixels = [UInt8](unsafeUninitializedCapacity: rowBytes * header.height) { buffer, initialized in
                 rgb.pixels = buffer.baseAddress
-                result = avifImageYUVToRGB(image, &rgb)
+                result = lib.avifImageYUVToRGB(image, &rgb)
                 rgb.pixels = nil
                 initialized = result == AVIF_RESULT_OK ? buffer.count : 0
             }
@@ -64,16 +65,17 @@ public struct AVIFDecoder: ImageDecoding, Sendable {
     private func withParsed<T>(_ data: [UInt8], limits: DecodeLimits?,
                                _ body: (UnsafeMutablePointer<avifDecoder>, ImageHeader, Extras) throws(DecodeError) -> T) throws(DecodeError) -> T {
         guard !data.isEmpty else { throw .corrupt("empty AVIF data") }
-        guard let decoder = avifDecoderCreate() else { throw .corrupt("AVIF decoder could not be created (out of memory)") }
-        defer { avifDecoderDestroy(decoder) }
+        guard let lib = AVIFLibrary.functions else { throw .unsupported(AVIFLibrary.missing) }
+        guard let decoder = lib.avifDecoderCreate() else { throw .corrupt("AVIF decoder could not be created (out of memory)") }
+        defer { lib.avifDecoderDestroy(decoder) }
         decoder.pointee.maxThreads = 1
         decoder.pointee.codecChoice = AVIF_CODEC_CHOICE_AUTO   // dav1d first in Debian's build
         decoder.pointee.strictFlags = UInt32(AVIF_STRICT_DISABLED.rawValue)   // files without pixi / with odd clap still decode
         decoder.pointee.imageDimensionLimit = UInt32(ImageFormat.avif.maxDimension) * 2
         return try data.withUnsafeBufferPointer { bytes in Result { () throws(DecodeError) -> T in
-            let io = avifDecoderSetIOMemory(decoder, bytes.baseAddress, bytes.count)
+            let io = lib.avifDecoderSetIOMemory(decoder, bytes.baseAddress, bytes.count)
             guard io == AVIF_RESULT_OK else { throw .corrupt("AVIF: \(AVIFEncoder.describe(io))") }
-            let parsed = avifDecoderParse(decoder)
+            let parsed = lib.avifDecoderParse(decoder)
             guard parsed == AVIF_RESULT_OK, let image = decoder.pointee.image else {
                 throw Self.parseError(parsed)
             }

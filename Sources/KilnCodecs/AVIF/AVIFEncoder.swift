@@ -40,8 +40,9 @@ public struct AVIFEncoder: ImageEncoding, Sendable {
 
     /// The AV1 codecs libavif was built with, e.g. `dav1d [dec]:1.0.0, aom [enc/dec]:3.6.0, ...`.
     public static var availableCodecs: String {
+        guard let lib = AVIFLibrary.functions else { return AVIFLibrary.missing }
         var buffer = [CChar](repeating: 0, count: 256)
-        avifCodecVersions(&buffer)
+        lib.avifCodecVersions(&buffer)
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
@@ -52,19 +53,20 @@ public struct AVIFEncoder: ImageEncoding, Sendable {
     }
 
     public func encode(_ image: PixelBuffer, options: EncodeOptions) throws(EncodeError) -> [UInt8] {
+        guard let lib = AVIFLibrary.functions else { throw .failed(AVIFLibrary.missing) }
         guard image.channels == 3 || image.channels == 4, image.width > 0, image.height > 0,
               image.width <= ImageFormat.avif.maxDimension, image.height <= ImageFormat.avif.maxDimension,
               image.pixels.count == image.width * image.height * image.channels else {
             throw .failed("AVIF encoder needs a non-empty RGB or RGBA buffer of at most \(ImageFormat.avif.maxDimension) pixels a side")
         }
-        guard avifCodecName(Self.codec, avifCodecFlags(AVIF_CODEC_FLAG_CAN_ENCODE.rawValue)) != nil else {
+        guard lib.avifCodecName(Self.codec, avifCodecFlags(AVIF_CODEC_FLAG_CAN_ENCODE.rawValue)) != nil else {
             throw .failed("libavif has no aom encoder (codecs: \(Self.availableCodecs))")
         }
         let yuv = options.lossless ? AVIF_PIXEL_FORMAT_YUV444 : AVIF_PIXEL_FORMAT_YUV420
-        guard let avif = avifImageCreate(UInt32(image.width), UInt32(image.height), 8, yuv) else {
+        guard let avif = lib.avifImageCreate(UInt32(image.width), UInt32(image.height), 8, yuv) else {
             throw .failed("AVIF encode failed: out of memory")
         }
-        defer { avifImageDestroy(avif) }
+        defer { lib.avifImageDestroy(avif) }
         avif.pointee.yuvRange = AVIF_RANGE_FULL
         avif.pointee.colorPrimaries = UInt16(AVIF_COLOR_PRIMARIES_BT709)
         avif.pointee.transferCharacteristics = UInt16(AVIF_TRANSFER_CHARACTERISTICS_SRGB)
@@ -72,7 +74,7 @@ public struct AVIFEncoder: ImageEncoding, Sendable {
                                                                   : AVIF_MATRIX_COEFFICIENTS_BT601)
 
         var rgb = avifRGBImage()
-        avifRGBImageSetDefaults(&rgb, avif)
+        lib.avifRGBImageSetDefaults(&rgb, avif)
         rgb.depth = 8
         rgb.format = image.channels == 4 ? AVIF_RGB_FORMAT_RGBA : AVIF_RGB_FORMAT_RGB
         rgb.rowBytes = UInt32(image.rowBytes)
@@ -80,15 +82,15 @@ public struct AVIFEncoder: ImageEncoding, Sendable {
         let converted = pixels.withUnsafeMutableBufferPointer { buffer in
             rgb.pixels = buffer.baseAddress
             defer { rgb.pixels = nil }
-            return avifImageRGBToYUV(avif, &rgb)   // allocates the YUV (and alpha) planes
+            return lib.avifImageRGBToYUV(avif, &rgb)   // allocates the YUV (and alpha) planes
         }
         guard converted == AVIF_RESULT_OK else { throw .failed("AVIF encode failed: \(Self.describe(converted))") }
 
-        if let exif = options.metadata?.exif, !exif.isEmpty { avifImageSetMetadataExif(avif, exif, exif.count) }
-        if let xmp = options.metadata?.xmp, !xmp.isEmpty { avifImageSetMetadataXMP(avif, xmp, xmp.count) }
+        if let exif = options.metadata?.exif, !exif.isEmpty { lib.avifImageSetMetadataExif(avif, exif, exif.count) }
+        if let xmp = options.metadata?.xmp, !xmp.isEmpty { lib.avifImageSetMetadataXMP(avif, xmp, xmp.count) }
 
-        guard let encoder = avifEncoderCreate() else { throw .failed("AVIF encoder could not be created") }
-        defer { avifEncoderDestroy(encoder) }
+        guard let encoder = lib.avifEncoderCreate() else { throw .failed("AVIF encoder could not be created") }
+        defer { lib.avifEncoderDestroy(encoder) }
         encoder.pointee.codecChoice = Self.codec
         encoder.pointee.maxThreads = 1
         encoder.pointee.speed = Int32(min(max(options.avifSpeed, 0), 10))
@@ -99,8 +101,8 @@ public struct AVIFEncoder: ImageEncoding, Sendable {
         encoder.pointee.maxQuantizerAlpha = quantizer
 
         var output = avifRWData()
-        defer { avifRWDataFree(&output) }
-        let written = avifEncoderWrite(encoder, avif, &output)
+        defer { lib.avifRWDataFree(&output) }
+        let written = lib.avifEncoderWrite(encoder, avif, &output)
         guard written == AVIF_RESULT_OK, let data = output.data, output.size > 0 else {
             throw .failed("AVIF encode failed: \(Self.describe(written))")
         }
@@ -108,7 +110,7 @@ public struct AVIFEncoder: ImageEncoding, Sendable {
     }
 
     static func describe(_ result: avifResult) -> String {
-        guard let text = avifResultToString(result) else { return "result \(result.rawValue)" }
+        guard let lib = AVIFLibrary.functions, let text = lib.avifResultToString(result) else { return "result \(result.rawValue)" }
         return String(cString: text)
     }
 }

@@ -25,32 +25,33 @@ public struct HEIFDecoder: ImageDecoding, Sendable {
     }
 
     public func decode(_ data: [UInt8], options: DecodeOptions) throws(DecodeError) -> DecodedImage {
-        try withHandle(data) { handle throws(DecodeError) in
+        guard let lib = HEIFLibrary.functions else { throw .unsupported(HEIFLibrary.missing) }
+        return try withHandle(data) { handle throws(DecodeError) in
             let (header, exif) = try Self.header(handle, data: data)
             // The stored size is the one decoded (before irot), so it is what the limit checks.
             var stored = header
-            stored.width = Int(heif_image_handle_get_ispe_width(handle))
-            stored.height = Int(heif_image_handle_get_ispe_height(handle))
+            stored.width = Int(lib.heif_image_handle_get_ispe_width(handle))
+            stored.height = Int(lib.heif_image_handle_get_ispe_height(handle))
             try options.limits.check(stored)
             try options.limits.check(header)
 
-            guard let decodingOptions = heif_decoding_options_alloc() else { throw .corrupt("HEIF: out of memory") }
-            defer { heif_decoding_options_free(decodingOptions) }
+            guard let decodingOptions = lib.heif_decoding_options_alloc() else { throw .corrupt("HEIF: out of memory") }
+            defer { lib.heif_decoding_options_free(decodingOptions) }
             if decodingOptions.pointee.version >= 3 { decodingOptions.pointee.strict_decoding = 1 }
             if decodingOptions.pointee.version >= 2 { decodingOptions.pointee.convert_hdr_to_8bit = 1 }
             var image: OpaquePointer?
             let chroma = header.hasAlpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB
-            try Self.check(heif_decode_image(handle, &image, heif_colorspace_RGB, chroma, decodingOptions), "decode")
+            try Self.check(lib.heif_decode_image(handle, &image, heif_colorspace_RGB, chroma, decodingOptions), "decode")
             guard let image else { throw .corrupt("HEIF decode gave no image") }
-            defer { heif_image_release(image) }
-            let width = Int(heif_image_get_width(image, heif_channel_interleaved))
-            let height = Int(heif_image_get_height(image, heif_channel_interleaved))
+            defer { lib.heif_image_release(image) }
+            let width = Int(lib.heif_image_get_width(image, heif_channel_interleaved))
+            let height = Int(lib.heif_image_get_height(image, heif_channel_interleaved))
             guard width == header.width, height == header.height,
-                  heif_image_get_bits_per_pixel_range(image, heif_channel_interleaved) == 8 else {
+                  lib.heif_image_get_bits_per_pixel_range(image, heif_channel_interleaved) == 8 else {
                 throw .corrupt("HEIF image is \(width)x\(height), its header says \(header.width)x\(header.height)")
             }
             var stride: Int32 = 0
-            guard let plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride) else {
+            guard let plane = lib.heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride) else {
                 throw .corrupt("HEIF decode gave no pixels")
             }
             let channels = header.hasAlpha ? 4 : 3
@@ -74,16 +75,17 @@ public struct HEIFDecoder: ImageDecoding, Sendable {
 
     private func withHandle<T>(_ data: [UInt8], _ body: (OpaquePointer) throws(DecodeError) -> T) throws(DecodeError) -> T {
         guard !data.isEmpty else { throw .corrupt("empty HEIF data") }
-        guard let context = heif_context_alloc() else { throw .corrupt("HEIF: out of memory") }
-        defer { heif_context_free(context) }
-        heif_context_set_max_decoding_threads(context, 0)
+        guard let lib = HEIFLibrary.functions else { throw .unsupported(HEIFLibrary.missing) }
+        guard let context = lib.heif_context_alloc() else { throw .corrupt("HEIF: out of memory") }
+        defer { lib.heif_context_free(context) }
+        lib.heif_context_set_max_decoding_threads(context, 0)
         return try data.withUnsafeBytes { bytes in
             Result { () throws(DecodeError) -> T in
-                try Self.check(heif_context_read_from_memory_without_copy(context, bytes.baseAddress, bytes.count, nil), "header")
+                try Self.check(lib.heif_context_read_from_memory_without_copy(context, bytes.baseAddress, bytes.count, nil), "header")
                 var handle: OpaquePointer?
-                try Self.check(heif_context_get_primary_image_handle(context, &handle), "primary image")
+                try Self.check(lib.heif_context_get_primary_image_handle(context, &handle), "primary image")
                 guard let handle else { throw .corrupt("HEIF file has no primary image") }
-                defer { heif_image_handle_release(handle) }
+                defer { lib.heif_image_handle_release(handle) }
                 return try body(handle)
             }
         }.get()
@@ -91,44 +93,47 @@ public struct HEIFDecoder: ImageDecoding, Sendable {
 
     /// The header and the metadata as stored (EXIF orientation not yet reset).
     private static func header(_ handle: OpaquePointer, data: [UInt8]) throws(DecodeError) -> (header: ImageHeader, exif: ImageMetadata) {
-        let width = Int(heif_image_handle_get_width(handle)), height = Int(heif_image_handle_get_height(handle))
+        guard let lib = HEIFLibrary.functions else { throw .unsupported(HEIFLibrary.missing) }
+        let width = Int(lib.heif_image_handle_get_width(handle)), height = Int(lib.heif_image_handle_get_height(handle))
         guard width > 0, height > 0 else { throw .corrupt("HEIF image has no size") }
         let metadata = Self.metadata(handle)
         let orientation = HEIFBoxes.hasTransforms(data) ? 1 : metadata.exif.map { ExifOrientation.read($0) } ?? 1
         return (ImageHeader(format: .heic, width: width, height: height, frameCount: 1, orientation: orientation,
-                            hasAlpha: heif_image_handle_has_alpha_channel(handle) != 0), metadata)
+                            hasAlpha: lib.heif_image_handle_has_alpha_channel(handle) != 0), metadata)
     }
 
     private static func iccProfile(_ handle: OpaquePointer) -> [UInt8]? {
-        let type = heif_image_handle_get_color_profile_type(handle)
+        guard let lib = HEIFLibrary.functions else { return nil }
+        let type = lib.heif_image_handle_get_color_profile_type(handle)
         if type == heif_color_profile_type_prof || type == heif_color_profile_type_rICC {
-            let size = heif_image_handle_get_raw_color_profile_size(handle)
+            let size = lib.heif_image_handle_get_raw_color_profile_size(handle)
             guard size > 0 else { return nil }
             var bytes = [UInt8](repeating: 0, count: size)
-            return heif_image_handle_get_raw_color_profile(handle, &bytes).code == heif_error_Ok ? bytes : nil
+            return lib.heif_image_handle_get_raw_color_profile(handle, &bytes).code == heif_error_Ok ? bytes : nil
         }
         var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
-        guard heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok, let nclx else { return nil }
-        defer { heif_nclx_color_profile_free(nclx) }
+        guard lib.heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok, let nclx else { return nil }
+        defer { lib.heif_nclx_color_profile_free(nclx) }
         return CICPColour.profile(primaries: Int(nclx.pointee.color_primaries.rawValue),
                                   transfer: Int(nclx.pointee.transfer_characteristics.rawValue))
     }
 
     /// EXIF (TIFF bytes, as stored) and XMP, if present.
     private static func metadata(_ handle: OpaquePointer) -> ImageMetadata {
+        guard let lib = HEIFLibrary.functions else { return ImageMetadata() }
         var exif: [UInt8]?
         var xmp: [UInt8]?
-        let count = Int(heif_image_handle_get_number_of_metadata_blocks(handle, nil))
+        let count = Int(lib.heif_image_handle_get_number_of_metadata_blocks(handle, nil))
         guard count > 0 else { return ImageMetadata() }
         var ids = [heif_item_id](repeating: 0, count: count)
-        let got = Int(heif_image_handle_get_list_of_metadata_block_IDs(handle, nil, &ids, Int32(count)))
+        let got = Int(lib.heif_image_handle_get_list_of_metadata_block_IDs(handle, nil, &ids, Int32(count)))
         for id in ids.prefix(got) {
-            let size = heif_image_handle_get_metadata_size(handle, id)
+            let size = lib.heif_image_handle_get_metadata_size(handle, id)
             guard size > 0, size <= 16 << 20 else { continue }
             var bytes = [UInt8](repeating: 0, count: size)
-            guard heif_image_handle_get_metadata(handle, id, &bytes).code == heif_error_Ok else { continue }
-            let type = heif_image_handle_get_metadata_type(handle, id).map { String(cString: $0) } ?? ""
-            let contentType = heif_image_handle_get_metadata_content_type(handle, id).map { String(cString: $0) } ?? ""
+            guard lib.heif_image_handle_get_metadata(handle, id, &bytes).code == heif_error_Ok else { continue }
+            let type = lib.heif_image_handle_get_metadata_type(handle, id).map { String(cString: $0) } ?? ""
+            let contentType = lib.heif_image_handle_get_metadata_content_type(handle, id).map { String(cString: $0) } ?? ""
             if type == "Exif" {
                 exif = AVIFDecoder.tiff(bytes)
             } else if type == "mime" && contentType == "application/rdf+xml" {

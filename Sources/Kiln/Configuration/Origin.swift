@@ -39,18 +39,25 @@ public struct Origin: Sendable, Equatable, CustomStringConvertible {
         return raw.hasSuffix("/") ? raw : raw + "/"
     }
 
-    /// RFC 3986 unreserved characters and sub-delimiters stay; everything else is `%XX`.
+    /// RFC 3986 unreserved characters, sub-delimiters, `:` and `@` stay; every other byte is `%XX`.
     static func percentEncoded(_ segment: Substring) -> String {
-        var out = ""
+        var out: [UInt8] = []
+        out.reserveCapacity(segment.utf8.count)
         for byte in segment.utf8 {
-            let c = Character(UnicodeScalar(byte))
-            if byte < 0x80 && (c.isLetter || c.isNumber || "-._~!$&'()*+,;=:@".contains(c)) {
-                out.append(c)
+            if isPathByte(byte) {
+                out.append(byte)
             } else {
-                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+                out += [0x25, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0x0f)]]
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+    private static let pathPunctuation = Set("-._~!$&'()*+,;=:@".utf8)
+
+    private static func isPathByte(_ b: UInt8) -> Bool {
+        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || pathPunctuation.contains(b)
     }
 
     /// `a=http://x/, b=https://y/img` (commas or spaces between entries) to origins; nil when an
@@ -68,11 +75,5 @@ public struct Origin: Sendable, Equatable, CustomStringConvertible {
 
     public static func formatList(_ list: [Origin]) -> String {
         list.map(\.description).joined(separator: ",")
-    }
-}
-
-extension String {
-    func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

@@ -147,14 +147,10 @@ int kiln_fetch(const kiln_fetch_request *request, kiln_fetch_result *result) {
     transfer t = {.request = request, .result = result};
     char error[CURL_ERROR_SIZE] = {0};
     struct curl_slist *headers = NULL;
-    char line[512];
-    if (request->if_none_match) {
-        snprintf(line, sizeof line, "If-None-Match: %s", request->if_none_match);
-        headers = curl.slist_append(headers, line);
-    }
-    if (request->if_modified_since) {
-        snprintf(line, sizeof line, "If-Modified-Since: %s", request->if_modified_since);
-        headers = curl.slist_append(headers, line);
+    for (int i = 0; i < request->header_count; i++) {
+        struct curl_slist *appended = curl.slist_append(headers, request->headers[i]);
+        if (!appended) break;
+        headers = appended;
     }
     curl.easy_setopt(h, CURLOPT_URL, request->url);
     curl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");

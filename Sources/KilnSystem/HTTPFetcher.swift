@@ -1,4 +1,5 @@
 import CKilnFetch
+import Glibc
 
 /// One HTTP(S) GET of an origin's object, with libcurl (`kiln_fetch`, which loads libcurl on first
 /// use): bounded in time, in redirects and in bytes, http and https only, no proxy from the
@@ -43,24 +44,27 @@ public struct HTTPFetcher: Sendable {
         case transport(String)
     }
 
-    /// GETs `url`; `ifNoneMatch` / `ifModifiedSince` make it conditional (a 304 has no body).
-    /// `checkAddress` gets each connection's address (4 or 16 bytes) and returns nil to allow it
-    /// or the reason to refuse it.
-    public func get(_ url: String, ifNoneMatch: String? = nil, ifModifiedSince: String? = nil,
+    /// GETs `url` with extra request `headers` (`If-None-Match` makes it conditional: a 304 has no
+    /// body; `Range`, a signature ...). `checkAddress` gets each connection's address (4 or 16
+    /// bytes) and returns nil to allow it or the reason to refuse it.
+    public func get(_ url: String, headers: [(name: String, value: String)] = [],
                     checkAddress: ([UInt8]) -> String?) throws(Failure) -> Response {
         try withoutActuallyEscaping(checkAddress) { (check) throws(Failure) -> Response in
             let guardian = AddressGuard(check)
             var result = kiln_fetch_result()
+            // Header lines as C strings that live until kiln_fetch returns (no CR/LF smuggling).
+            let lines = headers.map { header in
+                strdup(header.name + ": " + String(String.UnicodeScalarView(header.value.unicodeScalars.filter { $0 != "\r" && $0 != "\n" })))
+            }
+            defer { lines.forEach { free($0) } }
             let outcome = url.withCString { cURL in
-                HTTPFetcher.withOptionalCString(ifNoneMatch) { cETag in
-                    HTTPFetcher.withOptionalCString(ifModifiedSince) { cSince in
-                        var request = kiln_fetch_request(
-                            url: cURL, connect_timeout_ms: HTTPFetcher.milliseconds(connectTimeout),
-                            timeout_ms: HTTPFetcher.milliseconds(timeout), max_redirects: maxRedirects,
-                            max_bytes: Int64(maxBytes), if_none_match: cETag, if_modified_since: cSince,
-                            check: HTTPFetcher.trampoline, check_context: Unmanaged.passUnretained(guardian).toOpaque())
-                        return withExtendedLifetime(guardian) { kiln_fetch(&request, &result) }
-                    }
+                lines.map { UnsafePointer($0) }.withUnsafeBufferPointer { cHeaders in
+                    var request = kiln_fetch_request(
+                        url: cURL, connect_timeout_ms: HTTPFetcher.milliseconds(connectTimeout),
+                        timeout_ms: HTTPFetcher.milliseconds(timeout), max_redirects: maxRedirects,
+                        max_bytes: Int64(maxBytes), headers: cHeaders.baseAddress, header_count: Int32(cHeaders.count),
+                        check: HTTPFetcher.trampoline, check_context: Unmanaged.passUnretained(guardian).toOpaque())
+                    return withExtendedLifetime(guardian) { kiln_fetch(&request, &result) }
                 }
             }
             defer { kiln_fetch_release(&result) }
@@ -101,11 +105,6 @@ public struct HTTPFetcher: Sendable {
     }
 
     private static func milliseconds(_ seconds: Double) -> Int { max(1, Int((seconds * 1000).rounded(.up))) }
-
-    private static func withOptionalCString<R>(_ s: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
-        guard let s else { return body(nil) }
-        return s.withCString { body($0) }
-    }
 
     /// A NUL-terminated C array field as text.
     private static func text<T>(_ field: T) -> String {

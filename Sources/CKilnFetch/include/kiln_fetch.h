@@ -17,9 +17,9 @@ typedef struct {
     long timeout_ms;
     long max_redirects;
     long long max_bytes;
-    /* NULL or the header value */
-    const char *if_none_match;
-    const char *if_modified_since;
+    /* Extra request header lines ("Name: value"), e.g. conditions, Range, S3's signature. */
+    const char *const *headers;
+    int header_count;
     kiln_fetch_address_check check;
     void *check_context;
 } kiln_fetch_request;

@@ -78,9 +78,13 @@ public final class RemoteSource: SourceLoading, Sendable {
     private func fetch(_ path: String, revalidating known: Version?) throws(LoadError) -> HTTPFetcher.Response {
         let url = origin.url(for: path)
         do {
-            return try fetcher.get(url, ifNoneMatch: known?.etag,
-                                   ifModifiedSince: known?.etag == nil ? known?.lastModified : nil,
-                                   checkAddress: { [policy] in policy.refusal(for: $0) })
+            var conditions: [(name: String, value: String)] = []
+            if let etag = known?.etag {
+                conditions.append(("If-None-Match", etag))
+            } else if let modified = known?.lastModified {
+                conditions.append(("If-Modified-Since", modified))
+            }
+            return try fetcher.get(url, headers: conditions, checkAddress: { [policy] in policy.refusal(for: $0) })
         } catch {
             let name = origin.name
             switch error {

@@ -146,6 +146,16 @@ int kiln_settings_memfd(void) {
     return fd;
 }
 
+int kiln_shared_memfd(const char *name, int above) {
+    int fd = memfd_create(name, MFD_CLOEXEC);
+    if (fd < 0 || fd > above) return fd;
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, above + 1);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return moved;
+}
+
 int kiln_seal(int fd) {
     return fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL);
 }

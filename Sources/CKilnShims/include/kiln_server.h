@@ -56,6 +56,9 @@ int kiln_available_cpus(void);
 /* memfd_create("kiln-settings", MFD_CLOEXEC | MFD_ALLOW_SEALING), moved to fd 4 or above.
  * Returns the fd or -1/errno. */
 int kiln_settings_memfd(void);
+/* A memfd called `name`, close-on-exec, at a descriptor above `above` (so dup2 to `above` never
+ * targets itself); -1 and errno on failure. */
+int kiln_shared_memfd(const char *name, int above);
 
 /* Seals a memfd against any further change (F_SEAL_WRITE, _GROW, _SHRINK, _SEAL). */
 int kiln_seal(int fd);

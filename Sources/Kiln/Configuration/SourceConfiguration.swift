@@ -13,6 +13,15 @@ public struct SourceConfiguration: ConfigSection, Equatable {
     public var fetchTimeout = Key.fetchTimeout.defaultValue
     public var maxRedirects = Key.maxRedirects.defaultValue
     public var revalidateAfter = Key.revalidateAfter.defaultValue
+    public var originConcurrency = Key.originConcurrency.defaultValue
+    public var originRate = Key.originRate.defaultValue
+    public var originBurst = Key.originBurst.defaultValue
+    public var negativeTTL = Key.negativeTTL.defaultValue
+
+    /// The limits every origin's `OriginGate` enforces.
+    public var originLimits: OriginGate.Limits {
+        OriginGate.Limits(concurrency: originConcurrency, rate: Double(originRate), burst: originBurst)
+    }
 
     public enum Key {
         public static let root = Setting.text("source.root", default: ".", expected: "a folder",
@@ -36,6 +45,17 @@ public struct SourceConfiguration: ConfigSection, Equatable {
                                                        doc: "redirects followed per fetch (each target checked again)")
         public static let revalidateAfter = Setting.duration("source.revalidate_after", default: 60, in: 0...86_400,
                                                              doc: "how long a worker trusts what it learned of a remote source's version before asking the origin again (If-None-Match / If-Modified-Since)")
+        public static let originConcurrency = Setting.count(
+            "source.origin_concurrency", default: 8, in: 0...10_000,
+            doc: "fetches from one origin at a time, across all workers (more wait, within source.fetch_timeout); 0: no limit")
+        public static let originRate = Setting.count(
+            "source.origin_rate", default: 0, in: 0...1_000_000,
+            doc: "fetches from one origin per second, across all workers (a token bucket; more wait, within source.fetch_timeout); 0: no limit")
+        public static let originBurst = Setting.count("source.origin_burst", default: 10, in: 1...1_000_000,
+                                                      doc: "fetches source.origin_rate lets through at once after a quiet time")
+        public static let negativeTTL = Setting.duration(
+            "source.negative_ttl", default: 10, in: 0...3600,
+            doc: "how long a worker remembers an origin's failure for a path (404, 5xx, time-out, refused) before asking again; 0: never")
     }
 
     public static let fields: [ConfigField<Self>] = [
@@ -46,6 +66,10 @@ public struct SourceConfiguration: ConfigSection, Equatable {
         ConfigField(Key.fetchTimeout) { $0.fetchTimeout = $1 },
         ConfigField(Key.maxRedirects) { $0.maxRedirects = $1 },
         ConfigField(Key.revalidateAfter) { $0.revalidateAfter = $1 },
+        ConfigField(Key.originConcurrency) { $0.originConcurrency = $1 },
+        ConfigField(Key.originRate) { $0.originRate = $1 },
+        ConfigField(Key.originBurst) { $0.originBurst = $1 },
+        ConfigField(Key.negativeTTL) { $0.negativeTTL = $1 },
     ]
 
     public init() {}

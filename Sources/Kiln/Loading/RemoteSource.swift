@@ -17,13 +17,22 @@ import Synchronization
 ///
 /// Origin answers map to `LoadError`: 404 and 410 → not found; other statuses, refused or broken
 /// connections, redirect loops → `.upstream` (502); time-outs → `.upstreamTimeout` (504); a body
-/// over `limits.max_file_bytes` → too large (413).
+/// over `limits.max_file_bytes` → too large (413). These failures are remembered for
+/// `source.negative_ttl` (per worker), so a burst of requests for a missing or broken object
+/// costs the origin one request.
+///
+/// Every fetch first passes the origin's `OriginGate` (concurrency and rate across workers) and
+/// is recorded in `OriginTraffic` (metrics, the `fetch` phase of `Server-Timing`).
 public final class RemoteSource: SourceLoading, Sendable {
     public let origin: Origin
     let fetcher: HTTPFetcher
     let policy: OriginAddressPolicy
     let revalidateAfter: Double
+    let gate: OriginGate?
+    let traffic: OriginTraffic?
+    let negativeTTL: Double
     private let versions = Mutex<[String: Version]>([:])
+    private let failures = Mutex<[String: Failure]>([:])
     /// Most versions remembered per worker (the oldest checked goes first).
     static let maxVersions = 10_000
 
@@ -34,11 +43,21 @@ public final class RemoteSource: SourceLoading, Sendable {
         var checkedAt: Double
     }
 
-    public init(origin: Origin, fetcher: HTTPFetcher, policy: OriginAddressPolicy, revalidateAfter: Double) {
+    /// An origin failure remembered until `until` (monotonic seconds).
+    struct Failure: Sendable {
+        var error: LoadError
+        var until: Double
+    }
+
+    public init(origin: Origin, fetcher: HTTPFetcher, policy: OriginAddressPolicy, revalidateAfter: Double,
+                gate: OriginGate? = nil, traffic: OriginTraffic? = nil, negativeTTL: Double = 0) {
         self.origin = origin
         self.fetcher = fetcher
         self.policy = policy
         self.revalidateAfter = revalidateAfter
+        self.gate = gate
+        self.traffic = traffic
+        self.negativeTTL = negativeTTL
     }
 
     public func identity(of path: String) throws(LoadError) -> SourceIdentity {
@@ -51,6 +70,7 @@ public final class RemoteSource: SourceLoading, Sendable {
         if let known, now - known.checkedAt < revalidateAfter {
             return RemoteObject(source: self, path: path, identity: known.identity, body: nil)
         }
+        try checkRemembered(path, now: now)
         let response = try fetch(path, revalidating: known)
         if response.status == 304, var known {
             known.checkedAt = now
@@ -69,44 +89,107 @@ public final class RemoteSource: SourceLoading, Sendable {
 
     /// The bytes of `path` (a GET without conditions), for a version learned earlier.
     func download(_ path: String) throws(LoadError) -> [UInt8] {
+        try checkRemembered(path, now: MonotonicClock.seconds())
         let response = try fetch(path, revalidating: nil)
         let version = try accept(response, path: path, checkedAt: MonotonicClock.seconds())
         remember(path, version)
         return response.body
     }
 
+    /// One request to the origin: through its gate (the wait counts against the fetch time-out),
+    /// recorded in `traffic`. Transport failures become `LoadError`s and are remembered.
     private func fetch(_ path: String, revalidating known: Version?) throws(LoadError) -> HTTPFetcher.Response {
-        let url = origin.url(for: path)
-        do {
-            var conditions: [(name: String, value: String)] = []
-            if let etag = known?.etag {
-                conditions.append(("If-None-Match", etag))
-            } else if let modified = known?.lastModified {
-                conditions.append(("If-Modified-Since", modified))
+        let started = MonotonicClock.seconds()
+        var fetcher = self.fetcher
+        var permit: OriginGate.Permit?
+        if let gate {
+            guard let entered = gate.enter(until: started + fetcher.timeout) else {
+                record(.limited, bytes: 0, since: started, waited: MonotonicClock.seconds() - started)
+                throw .upstreamTimeout("origin \(origin.name): no fetch slot within source.fetch_timeout "
+                                       + "(source.origin_concurrency \(gate.limits.concurrency), source.origin_rate \(gate.limits.rate))")
             }
-            return try fetcher.get(url, headers: conditions, checkAddress: { [policy] in policy.refusal(for: $0) })
+            permit = entered
+            fetcher.timeout = max(0.001, fetcher.timeout - entered.waited)
+        }
+        defer { permit?.release() }
+        let waited = permit?.waited ?? 0
+        var conditions: [(name: String, value: String)] = []
+        if let etag = known?.etag {
+            conditions.append(("If-None-Match", etag))
+        } else if let modified = known?.lastModified {
+            conditions.append(("If-Modified-Since", modified))
+        }
+        let response: HTTPFetcher.Response
+        do {
+            response = try fetcher.get(origin.url(for: path), headers: conditions,
+                                       checkAddress: { [policy] in policy.refusal(for: $0) })
         } catch {
             let name = origin.name
+            let failure: LoadError
             switch error {
-            case let .refused(why): throw .upstream("origin \(name): \(why) (source.allowed_networks)")
-            case let .tooLarge(why): throw .tooLarge("origin \(name): source is \(why), over limits.max_file_bytes")
-            case let .timeout(why): throw .upstreamTimeout("origin \(name) did not answer within source.fetch_timeout: \(why)")
-            case let .redirects(why): throw .upstream("origin \(name): \(why)")
-            case let .unavailable(why): throw .io("origin \(name): \(why)")
-            case let .transport(why): throw .upstream("origin \(name): \(why)")
+            case let .refused(why): failure = .upstream("origin \(name): \(why) (source.allowed_networks)")
+            case let .tooLarge(why): failure = .tooLarge("origin \(name): source is \(why), over limits.max_file_bytes")
+            case let .timeout(why): failure = .upstreamTimeout("origin \(name) did not answer within source.fetch_timeout: \(why)")
+            case let .redirects(why): failure = .upstream("origin \(name): \(why)")
+            case let .unavailable(why): failure = .io("origin \(name): \(why)")
+            case let .transport(why): failure = .upstream("origin \(name): \(why)")
             }
+            let outcome: OriginFetch.Outcome
+            switch error {
+            case .timeout: outcome = .timeout
+            case .tooLarge: outcome = .tooLarge
+            default: outcome = .error
+            }
+            record(outcome, bytes: 0, since: started, waited: waited)
+            throw rememberFailure(failure, for: path)
         }
+        let outcome: OriginFetch.Outcome
+        switch response.status {
+        case 200, 206: outcome = .ok
+        case 304: outcome = .notModified
+        case 404, 410: outcome = .notFound
+        default: outcome = .error
+        }
+        record(outcome, bytes: response.body.count, since: started, waited: waited)
+        return response
+    }
+
+    private func record(_ outcome: OriginFetch.Outcome, bytes: Int, since started: Double, waited: Double) {
+        traffic?.record(OriginFetch(origin: origin.name, outcome: outcome, bytes: bytes,
+                                    seconds: MonotonicClock.seconds() - started, waited: waited))
+    }
+
+    /// Throws the failure remembered for `path`, if it is still fresh.
+    private func checkRemembered(_ path: String, now: Double) throws(LoadError) {
+        guard negativeTTL > 0, let failure = failures.withLock({ $0[path] }) else { return }
+        if now < failure.until { throw failure.error }
+        failures.withLock { $0[path] = nil }
+    }
+
+    /// `error`, remembered for `path` during `source.negative_ttl`.
+    private func rememberFailure(_ error: LoadError, for path: String) -> LoadError {
+        guard negativeTTL > 0 else { return error }
+        let until = MonotonicClock.seconds() + negativeTTL
+        failures.withLock { known in
+            if known[path] == nil && known.count >= RemoteSource.maxVersions,
+               let oldest = known.min(by: { $0.value.until < $1.value.until })?.key {
+                known[oldest] = nil
+            }
+            known[path] = Failure(error: error, until: until)
+        }
+        return error
     }
 
     /// The version a 200 describes; other statuses are errors.
     private func accept(_ response: HTTPFetcher.Response, path: String, checkedAt: Double) throws(LoadError) -> Version {
         switch response.status {
         case 200: break
-        case 404, 410: throw .notFound("no source at \(origin.name)/\(path) (origin answered \(response.status))")
-        default: throw .upstream("origin \(origin.name) answered \(response.status) for \(path)")
+        case 404, 410:
+            throw rememberFailure(.notFound("no source at \(origin.name)/\(path) (origin answered \(response.status))"), for: path)
+        default: throw rememberFailure(.upstream("origin \(origin.name) answered \(response.status) for \(path)"), for: path)
         }
         if let declared = response.contentLength, declared != response.body.count {
-            throw .upstream("origin \(origin.name) sent \(response.body.count) of \(declared) bytes for \(path)")
+            throw rememberFailure(.upstream("origin \(origin.name) sent \(response.body.count) of \(declared) bytes for \(path)"), for: path)
         }
         let modified = response.lastModified.flatMap(HTTPDate.parse) ?? 0
         let identity = SourceIdentity(size: response.body.count, mtimeNanoseconds: modified * 1_000_000_000, inode: 0,

@@ -17,8 +17,9 @@ extension ImagePipeline {
     public func render(_ request: ImageRequest, from opened: any OpenedSource, accept: String? = nil) throws -> RenderedImage {
         var timeline = Timeline()
         try observer?.enter(.load)
+        let fetchesBefore = stages.originTraffic?.count
         let data = try opened.readAll()
-        timeline.mark("load")
+        timeline.mark(stages.originTraffic?.count != fetchesBefore ? "fetch" : "load")
         try observer?.enter(.sniff)
 
         let sniffed = stages.sniffer.sniff(data)

@@ -31,13 +31,16 @@ public final class ImagePipeline {
     /// caches remember carries its `outcome` (`X-Cache`).
     public func image(for request: ImageRequest, accept: String?) throws(PipelineFailure) -> PipelineResult {
         var timeline = Timeline()
+        defer { reportOriginFetches() }
         try observer?.enter(.cache)
         let opened: any OpenedSource
+        let fetchesBefore = stages.originTraffic?.count
         do {
             opened = try stages.source.open(request.sourcePath)
         } catch {
             throw PipelineFailure(error)
         }
+        if stages.originTraffic?.count != fetchesBefore { timeline.mark("fetch") }
         guard let cache else {
             do {
                 let rendered = try render(request, from: opened, accept: accept)
@@ -66,8 +69,15 @@ public final class ImagePipeline {
         return PipelineResult(image: image, outcome: outcome, timeline: timeline)
     }
 
+    /// Hands the origin requests made since the last call to the observer (metrics).
+    func reportOriginFetches() {
+        guard let traffic = stages.originTraffic else { return }
+        for fetch in traffic.drain() { observer?.originFetched(fetch) }
+    }
+
     /// The version of `request`'s source (one `stat`, nothing read): for `If-Modified-Since`.
     public func sourceVersion(for request: ImageRequest) throws(PipelineFailure) -> SourceIdentity {
+        defer { reportOriginFetches() }
         do {
             return try stages.source.identity(of: request.sourcePath)
         } catch {

@@ -12,6 +12,9 @@ public struct PipelineConfiguration: Sendable {
     public var presets: PresetConfiguration
     /// Custom processors (`Sources/kiln/CustomProcessors.swift` in the standard build).
     public var processors: ProcessorRegistry
+    /// The file the workers share origin limits through (the master's, on fd 5 of each worker);
+    /// nil: each process keeps its own (`kiln process`, `kiln warm`, tests).
+    public var sharedState: RecordLockFile?
 
     /// Every setting the pipeline reads (the `[source]`, `[limits]` and `[output]` declarations).
     public static var settings: [SettingInfo] { SourceConfiguration.settings + LimitsConfiguration.settings + OutputConfiguration.settings }
@@ -41,12 +44,15 @@ public struct PipelineConfiguration: Sendable {
         } catch {
             throw .invalid(key: "source.root", value: source.root, expected: "an existing folder", origin: "")
         }
-        let stages: PipelineStages
+        var stages: PipelineStages
+        let traffic = source.origins.isEmpty ? nil : OriginTraffic()
         do {
-            stages = try .standard(source: sourceStage(local: files), processors: ProcessorFactory(registry: processors))
+            stages = try .standard(source: sourceStage(local: files, traffic: traffic),
+                                   processors: ProcessorFactory(registry: processors))
         } catch {
             throw .unavailable("\(error)")
         }
+        stages.originTraffic = traffic
         return ImagePipeline(stages: stages, limits: limits, output: output)
     }
 
@@ -61,14 +67,19 @@ public struct PipelineConfiguration: Sendable {
             .keepingOriginals(in: coordinator.disk, store: cache.store)
     }
 
-    /// `local` alone, or a `SourceRouter` over it and the remote origins of `source.origins`.
-    func sourceStage(local: FileSource) -> any SourceLoading {
+    /// `local` alone, or a `SourceRouter` over it and the remote origins of `source.origins`,
+    /// which record their fetches in `traffic`.
+    func sourceStage(local: FileSource, traffic: OriginTraffic?) -> any SourceLoading {
         guard !source.origins.isEmpty else { return local }
         let fetcher = HTTPFetcher(connectTimeout: source.connectTimeout, timeout: source.fetchTimeout,
                                   maxRedirects: source.maxRedirects, maxBytes: limits.maxFileBytes)
         let policy = OriginAddressPolicy(allowedNetworks: source.allowedNetworks)
-        let remotes = source.origins.map {
-            RemoteSource(origin: $0, fetcher: fetcher, policy: policy, revalidateAfter: source.revalidateAfter)
+        let limits = source.originLimits
+        let state = limits.isUnlimited ? nil : (sharedState ?? RecordLockFile.anonymous())
+        let remotes = source.origins.enumerated().map { index, origin in
+            RemoteSource(origin: origin, fetcher: fetcher, policy: policy, revalidateAfter: source.revalidateAfter,
+                         gate: state.map { OriginGate(file: $0, index: index, limits: limits) },
+                         traffic: traffic, negativeTTL: source.negativeTTL)
         }
         return SourceRouter(local: local, remotes: remotes)
     }

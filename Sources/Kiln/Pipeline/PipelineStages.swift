@@ -18,6 +18,9 @@ public struct PipelineStages {
     public var flattener: any Flattening
     /// Frame-by-frame decoders and encoders of animations (GIF, animated WebP).
     public var animations: any AnimationCodecProviding = CodecRegistry()
+    /// Where remote sources record their origin requests (nil without origins): the pipeline
+    /// reports them to its observer and times them as `fetch`.
+    public var originTraffic: OriginTraffic?
 
     public init(source: any SourceLoading, sniffer: any TypeSniffing,
                 decoders: any ImageDecoderProviding, encoders: any ImageEncoderProviding,

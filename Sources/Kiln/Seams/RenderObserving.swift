@@ -16,6 +16,8 @@ public protocol RenderObserving: AnyObject {
     /// The render lock was taken (or given up on) after the `wait` stage; `waited`: another
     /// process held it first.
     func lockTaken(waited: Bool)
+    /// A remote source asked its origin (after the request, in order).
+    func originFetched(_ fetch: OriginFetch)
 }
 
 extension RenderObserving {
@@ -27,4 +29,5 @@ extension RenderObserving {
     public func resultEncoded(format: ImageFormat, bytes: Int) {}
     public func swept(_ stats: SweepStats) {}
     public func lockTaken(waited: Bool) {}
+    public func originFetched(_ fetch: OriginFetch) {}
 }

@@ -1,6 +1,7 @@
 import Kiln
 import KilnCore
 import KilnProcessing
+import KilnSystem
 import Logging
 
 /// The composition root of a worker: builds what it serves with from typed configuration (the
@@ -28,7 +29,11 @@ public struct HandlerFactory: Sendable {
             logger.warning("\(DebugConfiguration.Key.echoHandler.key) is on: answering with the worker PID, not rendering")
             return EchoHandler()
         }
-        return try makeImageHandler(configuration, logger)
+        var pipeline = try configuration.pipeline(processors: processors)
+        pipeline.sharedState = RecordLockFile.attach(fd: Master.sharedStateWorkerFD, name: Master.sharedStateName)
+        return try makeImageHandler(pipeline: pipeline, cache: configuration.cache, http: configuration.http,
+                                    security: configuration.security, renderTimeout: configuration.workerLimits.renderTimeout,
+                                    logger: logger)
     }
 
     /// `makeImageHandler(pipeline:cache:http:logger:)` with the sections of `configuration`.

@@ -1,3 +1,5 @@
+import Kiln
+
 /// Every metric Kiln exports (`/_kiln/metrics`): name, help, type, label, and for the ones the
 /// workers count, where they live in a scoreboard slot. The one place names are written: the
 /// workers' swift-metrics handlers (`ScoreboardMetricsFactory`) look their cells up here, the
@@ -64,6 +66,11 @@ public enum MetricCatalog {
     public static let lockWaits = "kiln_lock_waits_total"
     public static let lockWaitSeconds = "kiln_lock_wait_seconds_total"
     public static let evictions = "kiln_disk_cache_evictions_total"
+    public static let originRequests = "kiln_origin_requests_total"
+    public static let originBytes = "kiln_origin_bytes_total"
+    public static let originSeconds = "kiln_origin_fetch_seconds_total"
+    public static let originLimitWaitSeconds = "kiln_origin_limit_wait_seconds_total"
+    public static let originResumed = "kiln_origin_resumed_total"
     public static let shed = "kiln_requests_shed_total"
     public static let restarts = "kiln_worker_restarts_total"
     public static let workers = "kiln_workers"
@@ -88,6 +95,12 @@ public enum MetricCatalog {
         (lockWaits, "requests that waited for another worker rendering the same variant", .counter, nil, [""]),
         (lockWaitSeconds, "time spent in those waits", .secondsCounter, nil, [""]),
         (evictions, "disk cache entries removed by sweeps (least recently used, expired failures)", .counter, nil, [""]),
+        (originRequests, "requests to remote origins (source.origins) by outcome; limited: no slot or token within source.fetch_timeout",
+         .counter, "outcome", OriginFetch.Outcome.allCases.map(\.rawValue)),
+        (originBytes, "body bytes received from remote origins", .counter, nil, [""]),
+        (originSeconds, "time spent fetching from remote origins, waits for their limits included", .secondsCounter, nil, [""]),
+        (originLimitWaitSeconds, "time fetches waited for source.origin_concurrency and source.origin_rate", .secondsCounter, nil, [""]),
+        (originResumed, "downloads from remote origins that continued an interrupted one (Range)", .counter, nil, [""]),
     ])
 
     /// What the master knows itself.

@@ -19,6 +19,11 @@ public final class WorkerMetrics {
     private let lockWaits: Counter
     private let lockWaitNanoseconds: Counter
     private let evictions: Counter
+    private let originRequests: [String: Counter]
+    private let originBytes: Counter
+    private let originNanoseconds: Counter
+    private let originLimitWaitNanoseconds: Counter
+    private let originResumed: Counter
 
     public init(factory: MetricsFactory) {
         typealias C = MetricCatalog
@@ -43,6 +48,20 @@ public final class WorkerMetrics {
         lockWaits = counter(C.lockWaits)
         lockWaitNanoseconds = counter(C.lockWaitSeconds)
         evictions = counter(C.evictions)
+        originRequests = counters(C.originRequests, "outcome", OriginFetch.Outcome.allCases.map(\.rawValue))
+        originBytes = counter(C.originBytes)
+        originNanoseconds = counter(C.originSeconds)
+        originLimitWaitNanoseconds = counter(C.originLimitWaitSeconds)
+        originResumed = counter(C.originResumed)
+    }
+
+    /// A remote source asked its origin.
+    public func originFetched(_ fetch: OriginFetch) {
+        originRequests[fetch.outcome.rawValue]?.increment()
+        if fetch.bytes > 0 { originBytes.increment(by: Int64(fetch.bytes)) }
+        originNanoseconds.increment(by: Int64(fetch.seconds * 1e9))
+        if fetch.waited > 0 { originLimitWaitNanoseconds.increment(by: Int64(fetch.waited * 1e9)) }
+        if fetch.resumed { originResumed.increment() }
     }
 
     /// One answered request: its status, the body bytes sent, its `X-Cache` value, how long it

@@ -63,6 +63,10 @@ public final class Master {
     /// Where the master answers `/_kiln/health` itself (`server.status_listen`).
     var statusSocket: ListeningSocket?
     var scoreboard: Scoreboard?
+    /// The file the workers share their origin limits through (`OriginGate`), on fd 5 of each.
+    var sharedState: RecordLockFile?
+    public static let sharedStateWorkerFD: Int32 = 5
+    public static let sharedStateName = "kiln-shared-state"
     /// `limits.render_timeout`, `limits.slow_log_after` (the master enforces them).
     var workerLimits: WorkerLimitsConfiguration
     /// Since when the main socket's listen queue has held connections (monotonic seconds, sampled).
@@ -151,6 +155,9 @@ public final class Master {
             statusSocket = try ListeningSocket.open(status)
         }
         scoreboard = try Scoreboard.create()
+        let stateFD = kiln_shared_memfd(Master.sharedStateName, Master.sharedStateWorkerFD)
+        sharedState = stateFD >= 0 ? RecordLockFile.adopt(fd: stateFD) : nil
+        if stateFD < 0 { logger.warning("memfd_create: \(Errno.text(errno)); origin limits are per worker") }
         settingsFD = try SettingsSnapshot.makeFile(values)
         try writePidFile(configuration.pidFile)
 
@@ -404,7 +411,7 @@ public final class Master {
     }
 
     /// posix_spawn with the listening socket on fd 0, the settings on fd 3, the scoreboard on fd 4,
-    /// an empty signal mask and default actions.
+    /// the shared state on fd 5, an empty signal mask and default actions.
     func spawnWorker(board: Int) throws -> pid_t {
         guard let socket else { throw ServerStartError("no listening socket") }
         var actions = posix_spawn_file_actions_t()
@@ -413,8 +420,11 @@ public final class Master {
         var rc = posix_spawn_file_actions_adddup2(&actions, socket.fd, 0)
         if rc == 0 { rc = posix_spawn_file_actions_adddup2(&actions, settingsFD, SettingsSnapshot.workerFD) }
         if rc == 0, let scoreboard { rc = posix_spawn_file_actions_adddup2(&actions, scoreboard.fd, Scoreboard.workerFD) }
+        if rc == 0, let sharedState {
+            rc = posix_spawn_file_actions_adddup2(&actions, sharedState.fd, Master.sharedStateWorkerFD)
+        }
         // Nothing else the master inherited (a supervisor's pipes, say) leaks into workers.
-        if rc == 0 { rc = kiln_spawn_closefrom(&actions, Scoreboard.workerFD + 1) }
+        if rc == 0 { rc = kiln_spawn_closefrom(&actions, sharedState == nil ? Scoreboard.workerFD + 1 : Master.sharedStateWorkerFD + 1) }
         guard rc == 0 else { throw ServerStartError("posix_spawn_file_actions_adddup2: \(Errno.text(rc))") }
 
         var attr = posix_spawnattr_t()

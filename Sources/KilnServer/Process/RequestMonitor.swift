@@ -83,6 +83,10 @@ public final class RequestMonitor: RenderObserving {
         metrics?.resultEncoded(format)
     }
 
+    public func originFetched(_ fetch: OriginFetch) {
+        metrics?.originFetched(fetch)
+    }
+
     /// Only a real wait counts as the `wait` stage; taking a free lock is part of the lookup.
     public func lockTaken(waited: Bool) {
         if waited {

@@ -1,0 +1,151 @@
+"""Remote sources against nginx as the origin (issue 13): a real static server with its own
+ETag (`"mtime-size"`), conditional GETs and byte ranges, on loopback, separate from the nginx in
+front of kiln. Its access log records every request kiln made, with the conditions it sent
+(nginx writes a quote in a logged header as `\\x22`)."""
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from helpers import CORPUS
+from stack import free_port, tail
+
+PHOTO = "pillow_hopper.jpg"
+OTHER = "pillow_flower2.webp"
+
+
+class NginxOrigin:
+    def __init__(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="kiln-origin-", dir=os.environ.get("TMPDIR", "/tmp")))
+        os.chmod(self.dir, 0o755)
+        self.files = self.dir / "files"
+        self.files.mkdir(mode=0o755)
+        (self.dir / "logs").mkdir()
+        self.log = self.dir / "logs" / "access.log"
+        self.port = free_port()
+        conf = self.dir / "nginx.conf"
+        conf.write_text(f"""
+daemon off;
+worker_processes 1;
+pid {self.dir}/nginx.pid;
+events {{ worker_connections 64; }}
+http {{
+    access_log off;
+    log_format origin '$status $request_method $uri inm=[$http_if_none_match] ims=[$http_if_modified_since] range=[$http_range]';
+    server {{
+        listen 127.0.0.1:{self.port};
+        root {self.files};
+        access_log {self.log} origin;
+        etag on;
+        location / {{ }}
+    }}
+    client_body_temp_path {self.dir}/tmp; proxy_temp_path {self.dir}/tmp; fastcgi_temp_path {self.dir}/tmp;
+    uwsgi_temp_path {self.dir}/tmp; scgi_temp_path {self.dir}/tmp;
+}}
+""")
+        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+        self.process = subprocess.Popen([nginx, "-p", str(self.dir), "-c", str(conf), "-e", str(self.dir / "logs" / "error.log")],
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                break
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"nginx origin did not start:\n{tail(self.dir / 'logs' / 'error.log')}")
+                time.sleep(0.05)
+
+    def put(self, name: str, source: str, mtime: float | None = None) -> bytes:
+        data = (CORPUS / source).read_bytes()
+        path = self.files / name
+        path.write_bytes(data)
+        os.chmod(path, 0o644)
+        if mtime is not None:
+            os.utime(path, (mtime, mtime))
+        return data
+
+    def requests(self, name: str) -> list[str]:
+        if not self.log.exists():
+            return []
+        return [line for line in self.log.read_text().splitlines() if f" /{name} " in line]
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture
+def nginx_origin():
+    o = NginxOrigin()
+    yield o
+    o.stop()
+
+
+def origin_stack(make_stack, origin, *settings, workers=1):
+    args = ["--set", f"source.origins=web=http://127.0.0.1:{origin.port}/", "--set", "source.allowed_networks=127.0.0.1"]
+    for s in settings:
+        args += ["--set", s]
+    return make_stack(workers=workers, extra_args=args)
+
+
+def wait_for_log(origin, name, count, timeout=5.0):
+    """nginx writes its access log line after the answer: wait for it."""
+    deadline = time.monotonic() + timeout
+    while len(origin.requests(name)) < count and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return origin.requests(name)
+
+
+def test_nginx_origin_etag_revalidation_and_a_changed_object(make_stack, nginx_origin):
+    nginx_origin.put("cat.jpg", PHOTO, mtime=time.time() - 3600)
+    s = origin_stack(make_stack, nginx_origin, "source.revalidate_after=1s")
+    c = s.client()
+    first = c.get("/w:50/f:png/web/cat.jpg")
+    assert first.status == 200 and Image.open(io.BytesIO(first.body)).size[0] == 50, first.describe()
+    log = wait_for_log(nginx_origin, "cat.jpg", 1)
+    assert log == ["200 GET /cat.jpg inm=[-] ims=[-] range=[-]"], log
+    # Within the window: no request to the origin at all.
+    assert c.get("/w:50/f:png/web/cat.jpg").body == first.body
+    time.sleep(1.2)
+    # After it: one conditional GET carrying nginx's own ETag, answered 304, same variant.
+    again = c.get("/w:50/f:png/web/cat.jpg")
+    assert again.status == 200 and again.body == first.body and again.header("etag") == first.header("etag")
+    log = wait_for_log(nginx_origin, "cat.jpg", 2)
+    assert len(log) == 2 and log[1].startswith("304 GET /cat.jpg inm=[\\x22"), log
+    # The object changes at the origin (another image, a new mtime and so a new ETag): after the
+    # window the revalidation gets a 200 and the answer is the new image.
+    nginx_origin.put("cat.jpg", OTHER)
+    time.sleep(1.2)
+    changed = c.get("/w:50/f:png/web/cat.jpg")
+    assert changed.status == 200 and changed.body != first.body and changed.header("etag") != first.header("etag")
+    expected = Image.open(CORPUS / OTHER)
+    got = Image.open(io.BytesIO(changed.body))
+    assert got.size == (50, round(expected.height * 50 / expected.width)), (got.size, expected.size)
+    log = wait_for_log(nginx_origin, "cat.jpg", 3)
+    assert log[2].startswith("200 GET /cat.jpg inm=[\\x22"), log
+
+
+def test_nginx_origin_404_and_a_name_that_needs_encoding(make_stack, nginx_origin):
+    nginx_origin.put("a photo #1.jpg", PHOTO)
+    s = origin_stack(make_stack, nginx_origin)
+    c = s.client()
+    r = c.get("/w:40/f:jpeg/web/a%20photo%20%231.jpg")
+    assert r.status == 200 and Image.open(io.BytesIO(r.body)).size[0] == 40, r.describe()
+    log = wait_for_log(nginx_origin, "a photo #1.jpg", 1)
+    assert log and log[0].startswith("200 "), (log, nginx_origin.log.read_text() if nginx_origin.log.exists() else "")
+    missing = c.get("/w:40/f:jpeg/web/nothing.jpg")
+    assert missing.status == 404 and "no source at web/nothing.jpg" in missing.body.decode(), missing.describe()

@@ -81,7 +81,9 @@ public final class RenderCoordinator {
         }
         guard let disk else { return try renderAndStore(key, render, observer) }
         if let hit = try lookUp(key, in: disk, outcome: .hitDisk) { return hit }
-        guard let locks else { return try renderAndStore(key, render, observer) }
+        // Without stored results (`cache.store = original`) a waiter would find nothing to read
+        // and render after the holder anyway: no lock, the renders run side by side.
+        guard storesFinal, let locks else { return try renderAndStore(key, render, observer) }
 
         try observer?.enter(.wait)
         switch locks.lock(key, timeout: lockTimeout) {

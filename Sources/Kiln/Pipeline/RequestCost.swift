@@ -98,7 +98,7 @@ public struct RequestCost: Sendable, Equatable {
         var size = decode.size
         var channels = decode.channels
         var bytes = decode.bufferBytes
-        if hasICCProfile(data, format: format) {
+        if header.hasColourProfile ?? hasICCProfile(data, format: format) {
             cost.add("colour", 2 * bytes, 3 * megapixels(size))
         }
         if request.autorotate && header.orientation != 1 {

@@ -73,12 +73,14 @@ public struct JPEGDecoder: ImageDecoding, Sendable {
         guard rc == 0 else {
             guard LibJPEGFallback.applies(to: handle.errorMessage) else { throw handle.decodeError }
             let info = try LibJPEGFallback.header(bytes)
-            let header = ImageHeader(format: .jpeg, width: info.width, height: info.height,
+            var header = ImageHeader(format: .jpeg, width: info.width, height: info.height,
                                      frameCount: 1, orientation: markers.orientation, hasAlpha: false)
+            header.hasColourProfile = markers.hasICCSegment
             return HeaderInfo(header: header, isCMYK: info.isCMYK, fallback: info)
         }
-        let header = ImageHeader(format: .jpeg, width: Int(width), height: Int(height),
+        var header = ImageHeader(format: .jpeg, width: Int(width), height: Int(height),
                                  frameCount: 1, orientation: markers.orientation, hasAlpha: false)
+        header.hasColourProfile = markers.hasICCSegment
         let isCMYK = colorspace == Int32(TJCS_CMYK.rawValue) || colorspace == Int32(TJCS_YCCK.rawValue)
         return HeaderInfo(header: header, isCMYK: isCMYK, fallback: nil)
     }

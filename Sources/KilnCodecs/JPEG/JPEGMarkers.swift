@@ -14,6 +14,8 @@ struct JPEGMarkers {
     /// The ICC profile assembled from APP2 "ICC_PROFILE\0" segments in sequence order, nil when
     /// absent, not asked for, or inconsistent (missing or duplicate sequence numbers).
     var iccProfile: [UInt8]?
+    /// True when an APP2 "ICC_PROFILE\0" segment was seen (whether or not payloads were collected).
+    var hasICCSegment = false
     /// The first APP1 EXIF (TIFF bytes, orientation rewritten to 1) and APP1 XMP packet, when asked for.
     var metadata: ImageMetadata?
     /// True when more than `maxSegments` segments come before the first scan; the scan stopped
@@ -70,8 +72,10 @@ struct JPEGMarkers {
                     let packet = segment[JPEGMetadata.xmpSignature.count...]
                     if !packet.isEmpty { xmp = Array(packet) }
                 }
-            case 0xE2 where collectPayloads:
+            case 0xE2:
                 if body.count >= 14 && starts(data, at: body.lowerBound, with: ICCProfile.jpegSignature) {
+                    result.hasICCSegment = true
+                    guard collectPayloads else { break }
                     iccChunks.append(ICCProfile.JPEGChunk(sequence: Int(data[body.lowerBound + 12]),
                                                           total: Int(data[body.lowerBound + 13]),
                                                           range: body.lowerBound + 14 ..< body.upperBound))

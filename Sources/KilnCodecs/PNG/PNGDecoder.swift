@@ -30,9 +30,11 @@ public struct PNGDecoder: ImageDecoding, Sendable {
         try data.withUnsafeBytes { bytes in
             Result { () throws(DecodeError) -> ImageHeader in
                 let chunks = try PNGChunks.scan(bytes)
-                return try chunks.withLibpngBytes(bytes) { (shown: UnsafeRawBufferPointer) throws(DecodeError) -> ImageHeader in
+                var header = try chunks.withLibpngBytes(bytes) { (shown: UnsafeRawBufferPointer) throws(DecodeError) -> ImageHeader in
                     Self.header(of: try PNGImageReader(shown), orientation: chunks.orientation(in: bytes))
                 }
+                header.hasColourProfile = chunks.hasICCProfile
+                return header
             }
         }.get()
     }

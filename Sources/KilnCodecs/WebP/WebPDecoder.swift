@@ -54,6 +54,8 @@ public struct WebPDecoder: ImageDecoding, Sendable {
         var header = ImageHeader(format: .webp, width: Int(features.width), height: Int(features.height),
                                  frameCount: 1, orientation: 1, hasAlpha: features.has_alpha != 0)
         var container: WebPContainer?
+        // Only the extended format (VP8X) can carry ICCP; its flags byte says whether it does.
+        header.hasColourProfile = WebPContainer.isExtended(bytes) && bytes.count > 20 && bytes[20] & 0x20 != 0
         if features.has_animation != 0 || WebPContainer.isExtended(bytes) {
             guard let parsed = WebPContainer(bytes) else {
                 throw .corrupt("WebP container is truncated or malformed (demux failed)")

@@ -9,6 +9,10 @@ public struct ImageHeader: Sendable, Equatable {
     /// EXIF orientation 1...8 (1 when absent or unknown).
     public var orientation: Int
     public var hasAlpha: Bool
+    /// Whether the file embeds a colour profile (ICC, or an AVIF/HEIF colour box), as the
+    /// decoder's header walk saw it; nil when the decoder does not say (the cost estimate then
+    /// scans the first bytes for the profile's tag).
+    public var hasColourProfile: Bool?
 
     public init(format: ImageFormat, width: Int, height: Int, frameCount: Int = 1, orientation: Int = 1, hasAlpha: Bool = false) {
         self.format = format

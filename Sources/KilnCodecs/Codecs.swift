@@ -30,6 +30,15 @@ public enum Codecs {
         }
     }
 
+    /// Whether `format` can be written: its encoder exists and its library is installed (libavif
+    /// is loaded here on the first call for AVIF).
+    public static func canEncode(_ format: ImageFormat) -> Bool {
+        switch format {
+        case .avif: AVIFLibrary.functions != nil
+        default: format.isEncodable
+        }
+    }
+
     /// The frame-by-frame decoder of animations: `GIFDecoder`, `WebPAnimationDecoder`; nil for stills-only formats.
     public static func animationDecoder(for format: ImageFormat) -> (any AnimationDecoding)? {
         switch format {

@@ -10,6 +10,7 @@ public struct CodecRegistry: ImageDecoderProviding, ImageEncoderProviding, Anima
     public func animationEncoder(for format: ImageFormat) -> (any AnimationEncoding)? { Codecs.animationEncoder(for: format) }
     public func decoder(for format: ImageFormat) -> any ImageDecoding { Codecs.decoder(for: format) }
     public func encoder(for format: ImageFormat) -> any ImageEncoding { Codecs.encoder(for: format) }
+    public func canEncode(_ format: ImageFormat) -> Bool { Codecs.canEncode(format) }
 }
 
 extension ProcessorFactory: ProcessorProviding {}

@@ -63,8 +63,13 @@ extension ImagePipeline {
             image = try stages.processors.processor(for: operation).process(image, context: context)
             logical = image.size
         }
-        let outputFormat = request.output.resolvedFormat(source: format, accept: accept, size: image.size,
+        var outputFormat = request.output.resolvedFormat(source: format, accept: accept, size: image.size,
                                                          hasAlpha: image.hasAlpha, offered: output.autoFormats)
+        // f:auto never answers with a format this server cannot write (libavif not installed).
+        if request.output.format == .auto && !stages.encoders.canEncode(outputFormat) {
+            outputFormat = request.output.resolvedFormat(source: format, accept: accept, size: image.size, hasAlpha: image.hasAlpha,
+                                                         offered: output.autoFormats.filter { stages.encoders.canEncode($0) })
+        }
         // The rendered size is what counts (a plan may be unknown): never hand the encoder more.
         try ImagePipeline.checkFormatLimit(outputFormat, size: image.size)
         if image.hasAlpha && !outputFormat.supportsAlpha {

@@ -9,4 +9,11 @@ public protocol ImageDecoderProviding {
 /// The encode stage: an encoder per output format. Default: `CodecRegistry`.
 public protocol ImageEncoderProviding {
     func encoder(for format: ImageFormat) -> any ImageEncoding
+    /// Whether `format` can be written here (its library is installed); `f:auto` skips formats
+    /// that cannot. May load the library (AVIF's is loaded on first use).
+    func canEncode(_ format: ImageFormat) -> Bool
+}
+
+extension ImageEncoderProviding {
+    public func canEncode(_ format: ImageFormat) -> Bool { format.isEncodable }
 }

@@ -191,3 +191,20 @@ def test_server_timing_has_a_fetch_phase_and_metrics_count_origin_traffic(make_s
     assert metric(client, "kiln_origin_requests_total", outcome="error") == 1
     assert metric(client, "kiln_origin_bytes_total") == HOPPER.stat().st_size + len(b"down")
     assert metric(client, "kiln_origin_fetch_seconds_total") > 0
+
+
+def test_a_fetch_ends_before_the_render_deadline(make_stack, origin_factory):
+    """limits.render_timeout (2 s) shorter than source.fetch_timeout (10 s): the fetch gives up
+    half a second before the deadline, so a slow origin is a 504 and the worker lives, instead
+    of the master killing it at the deadline (nginx's 502)."""
+    origin = origin_factory(delay=6)
+    s = limited_stack(make_stack, origin, "limits.render_timeout=2s", "source.fetch_timeout=10s", workers=1)
+    client = s.client()
+    workers = s.worker_pids()
+    t0 = time.monotonic()
+    r = client.get("/w:40/f:jpeg/o/late.jpg", timeout=30)
+    took = time.monotonic() - t0
+    assert r.status == 504 and "limits.render_timeout" in r.body.decode(), r.describe()
+    assert 1.0 < took < 2.0, f"{took:.2f} s"
+    assert s.worker_pids() == workers, "the worker was not replaced"
+    assert metric(client, "kiln_worker_restarts_total", cause="deadline") == 0

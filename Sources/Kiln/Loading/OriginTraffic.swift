@@ -1,4 +1,5 @@
 import KilnCore
+import KilnSystem
 import Synchronization
 
 /// One request to an origin, as the metrics and `Server-Timing` see it.
@@ -49,9 +50,19 @@ public final class OriginTraffic: Sendable {
     private struct State {
         var pending: [OriginFetch] = []
         var count = 0
+        var requestStart: Double?
     }
 
     public init() {}
+
+    /// The pipeline took a request now (monotonic seconds): fetches for it end before its render
+    /// deadline (`limits.render_timeout`, counted from here).
+    public func beginRequest(at now: Double = MonotonicClock.seconds()) {
+        state.withLock { $0.requestStart = now }
+    }
+
+    /// When the current request began, nil before the first.
+    public var requestStart: Double? { state.withLock { $0.requestStart } }
 
     public func record(_ fetch: OriginFetch) {
         state.withLock {

@@ -31,6 +31,9 @@ public final class RemoteSource: SourceLoading, Sendable {
     let gate: OriginGate?
     let traffic: OriginTraffic?
     let negativeTTL: Double
+    /// `limits.render_timeout`: a fetch ends this long after its request began (less a margin
+    /// for the render), so a slow origin is a 504, never a worker killed at its deadline. 0: none.
+    let renderTimeout: Double
     private let versions = Mutex<[String: Version]>([:])
     private let failures = Mutex<[String: Failure]>([:])
     /// Most versions remembered per worker (the oldest checked goes first).
@@ -50,7 +53,7 @@ public final class RemoteSource: SourceLoading, Sendable {
     }
 
     public init(origin: Origin, fetcher: HTTPFetcher, policy: OriginAddressPolicy, revalidateAfter: Double,
-                gate: OriginGate? = nil, traffic: OriginTraffic? = nil, negativeTTL: Double = 0) {
+                gate: OriginGate? = nil, traffic: OriginTraffic? = nil, negativeTTL: Double = 0, renderTimeout: Double = 0) {
         self.origin = origin
         self.fetcher = fetcher
         self.policy = policy
@@ -58,7 +61,11 @@ public final class RemoteSource: SourceLoading, Sendable {
         self.gate = gate
         self.traffic = traffic
         self.negativeTTL = negativeTTL
+        self.renderTimeout = renderTimeout
     }
+
+    /// Seconds of the render deadline kept for decoding and encoding after a fetch.
+    static let renderMargin = 0.5
 
     public func identity(of path: String) throws(LoadError) -> SourceIdentity {
         try open(path).identity
@@ -101,6 +108,14 @@ public final class RemoteSource: SourceLoading, Sendable {
     private func fetch(_ path: String, revalidating known: Version?) throws(LoadError) -> HTTPFetcher.Response {
         let started = MonotonicClock.seconds()
         var fetcher = self.fetcher
+        if renderTimeout > 0, let requestStart = traffic?.requestStart {
+            let left = requestStart + renderTimeout - RemoteSource.renderMargin - started
+            guard left > 0.01 else {
+                record(.timeout, bytes: 0, since: started, waited: 0)
+                throw .upstreamTimeout("origin \(origin.name): no time left within limits.render_timeout for the fetch")
+            }
+            fetcher.timeout = min(fetcher.timeout, left)
+        }
         var permit: OriginGate.Permit?
         if let gate {
             guard let entered = gate.enter(until: started + fetcher.timeout) else {
@@ -129,7 +144,8 @@ public final class RemoteSource: SourceLoading, Sendable {
             switch error {
             case let .refused(why): failure = .upstream("origin \(name): \(why) (source.allowed_networks)")
             case let .tooLarge(why): failure = .tooLarge("origin \(name): source is \(why), over limits.max_file_bytes")
-            case let .timeout(why): failure = .upstreamTimeout("origin \(name) did not answer within source.fetch_timeout: \(why)")
+            case let .timeout(why):
+                failure = .upstreamTimeout("origin \(name) did not answer within source.fetch_timeout (or limits.render_timeout): \(why)")
             case let .redirects(why): failure = .upstream("origin \(name): \(why)")
             case let .unavailable(why): failure = .io("origin \(name): \(why)")
             case let .transport(why): failure = .upstream("origin \(name): \(why)")

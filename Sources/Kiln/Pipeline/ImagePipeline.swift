@@ -69,6 +69,13 @@ public final class ImagePipeline {
         return PipelineResult(image: image, outcome: outcome, timeline: timeline)
     }
 
+    /// A request reached this worker now: its origin fetches must end before its render deadline
+    /// (`limits.render_timeout`). The server calls it first thing; without it fetches are bounded
+    /// by `source.fetch_timeout` alone (`kiln process`, `kiln warm`).
+    public func requestBegan() {
+        stages.originTraffic?.beginRequest()
+    }
+
     /// Hands the origin requests made since the last call to the observer (metrics).
     func reportOriginFetches() {
         guard let traffic = stages.originTraffic else { return }

@@ -37,7 +37,8 @@ public struct PipelineConfiguration: Sendable {
     }
 
     /// The standard pipeline over `source.root`. Fails when the root is not a folder.
-    public func makePipeline() throws(ConfigError) -> ImagePipeline {
+    /// `renderTimeout` (`limits.render_timeout`) bounds origin fetches: a fetch never runs past it.
+    public func makePipeline(renderTimeout: Double = 0) throws(ConfigError) -> ImagePipeline {
         let files: FileSource
         do {
             files = try FileSource(root: source.root, maxFileBytes: limits.maxFileBytes)
@@ -47,7 +48,7 @@ public struct PipelineConfiguration: Sendable {
         var stages: PipelineStages
         let traffic = source.origins.isEmpty ? nil : OriginTraffic()
         do {
-            stages = try .standard(source: sourceStage(local: files, traffic: traffic),
+            stages = try .standard(source: sourceStage(local: files, traffic: traffic, renderTimeout: renderTimeout),
                                    processors: ProcessorFactory(registry: processors))
         } catch {
             throw .unavailable("\(error)")
@@ -61,15 +62,15 @@ public struct PipelineConfiguration: Sendable {
     /// when `cache.store` keeps originals. `renderTimeout` (`limits.render_timeout`) is announced in
     /// the render locks, so waiters keep waiting for a slow render within its deadline.
     public func makePipeline(cache: CacheConfiguration, renderTimeout: Double = 0, logger: Logger) throws(ConfigError) -> ImagePipeline {
-        let plain = try makePipeline()
+        let plain = try makePipeline(renderTimeout: renderTimeout)
         let coordinator = RenderCoordinator(cache, renderTimeout: renderTimeout, logger: logger)
         return ImagePipeline(stages: plain.stages, limits: limits, output: output, cache: coordinator)
             .keepingOriginals(in: coordinator.disk, store: cache.store)
     }
 
     /// `local` alone, or a `SourceRouter` over it and the remote origins of `source.origins`,
-    /// which record their fetches in `traffic`.
-    func sourceStage(local: FileSource, traffic: OriginTraffic?) -> any SourceLoading {
+    /// which record their fetches in `traffic` and end them before `renderTimeout`.
+    func sourceStage(local: FileSource, traffic: OriginTraffic?, renderTimeout: Double) -> any SourceLoading {
         guard !source.origins.isEmpty else { return local }
         let fetcher = HTTPFetcher(connectTimeout: source.connectTimeout, timeout: source.fetchTimeout,
                                   maxRedirects: source.maxRedirects, maxBytes: limits.maxFileBytes)
@@ -79,7 +80,7 @@ public struct PipelineConfiguration: Sendable {
         let remotes = source.origins.enumerated().map { index, origin in
             RemoteSource(origin: origin, fetcher: fetcher, policy: policy, revalidateAfter: source.revalidateAfter,
                          gate: state.map { OriginGate(file: $0, index: index, limits: limits) },
-                         traffic: traffic, negativeTTL: source.negativeTTL)
+                         traffic: traffic, negativeTTL: source.negativeTTL, renderTimeout: renderTimeout)
         }
         return SourceRouter(local: local, remotes: remotes)
     }

@@ -58,6 +58,7 @@ public final class ImageHandler: RequestHandling {
         }
         var timeline = Timeline()
         var response: HTTPResponse
+        pipeline.requestBegan()
         do {
             let imageRequest: ImageRequest, provenance: RequestGate.Provenance
             do {

@@ -76,30 +76,43 @@ public final class RemoteSource: SourceLoading, Sendable {
     }
 
     private func fetch(_ path: String, revalidating known: Version?) throws(LoadError) -> HTTPFetcher.Response {
-        let url = origin.url(for: path)
+        var conditions: [(name: String, value: String)] = []
+        if let etag = known?.etag {
+            conditions.append(("If-None-Match", etag))
+        } else if let modified = known?.lastModified {
+            conditions.append(("If-Modified-Since", modified))
+        }
         do {
-            var conditions: [(name: String, value: String)] = []
-            if let etag = known?.etag {
-                conditions.append(("If-None-Match", etag))
-            } else if let modified = known?.lastModified {
-                conditions.append(("If-Modified-Since", modified))
-            }
-            return try fetcher.get(url, headers: conditions, checkAddress: { [policy] in policy.refusal(for: $0) })
+            return try request(path, headers: conditions)
         } catch {
-            let name = origin.name
-            switch error {
-            case let .refused(why): throw .upstream("origin \(name): \(why) (source.allowed_networks)")
-            case let .tooLarge(why): throw .tooLarge("origin \(name): source is \(why), over limits.max_file_bytes")
-            case let .timeout(why): throw .upstreamTimeout("origin \(name) did not answer within source.fetch_timeout: \(why)")
-            case let .redirects(why): throw .upstream("origin \(name): \(why)")
-            case let .unavailable(why): throw .io("origin \(name): \(why)")
-            case let .transport(why): throw .upstream("origin \(name): \(why)")
-            }
+            throw loadError(error)
+        }
+    }
+
+    /// One GET of `path` with extra `headers` (conditions, `Range`), as the fetcher answered it:
+    /// `SharedOriginSource` keeps the bytes of an `.interrupted` body.
+    func request(_ path: String, headers: [(name: String, value: String)]) throws(HTTPFetcher.Failure) -> HTTPFetcher.Response {
+        try fetcher.get(origin.url(for: path), headers: headers, checkAddress: { [policy] in policy.refusal(for: $0) })
+    }
+
+    /// What a failed GET means to the request.
+    func loadError(_ failure: HTTPFetcher.Failure) -> LoadError {
+        let name = origin.name
+        switch failure {
+        case let .refused(why): return .upstream("origin \(name): \(why) (source.allowed_networks)")
+        case let .tooLarge(why): return .tooLarge("origin \(name): source is \(why), over limits.max_file_bytes")
+        case let .timeout(why): return .upstreamTimeout("origin \(name) did not answer within source.fetch_timeout: \(why)")
+        case let .redirects(why): return .upstream("origin \(name): \(why)")
+        case let .unavailable(why): return .io("origin \(name): \(why)")
+        case let .transport(why): return .upstream("origin \(name): \(why)")
+        case let .interrupted(partial, why, timedOut):
+            let what = "origin \(name) sent \(partial.body.count) bytes, then: \(why)"
+            return timedOut ? .upstreamTimeout("\(what) (source.fetch_timeout)") : .upstream(what)
         }
     }
 
     /// The version a 200 describes; other statuses are errors.
-    private func accept(_ response: HTTPFetcher.Response, path: String, checkedAt: Double) throws(LoadError) -> Version {
+    func accept(_ response: HTTPFetcher.Response, path: String, checkedAt: Double) throws(LoadError) -> Version {
         switch response.status {
         case 200: break
         case 404, 410: throw .notFound("no source at \(origin.name)/\(path) (origin answered \(response.status))")

@@ -26,8 +26,8 @@ FLOWER = "pillow_flower2.webp"
 
 
 class Origin:
-    """Serves `objects` (name -> bytes). `cut[name] = N`: the next 200 for it stops after N bytes
-    (the connection is closed). `bad_range`: range requests get a 206 that starts elsewhere."""
+    """Serves `objects` (name -> bytes). `cut[name] = N`: the next 200 or 206 body for it stops
+    after N bytes (the connection is closed). `bad_range`: range requests get a 206 that starts elsewhere."""
 
     def __init__(self):
         self.objects: dict[str, bytes] = {}
@@ -68,7 +68,8 @@ class Origin:
                     if bad_range:
                         start += 100  # a range that does not continue the client's bytes
                     return self.finish_with(path, headers, 206, {
-                        **validators, "Content-Range": f"bytes {start}-{len(data) - 1}/{len(data)}"}, data[start:])
+                        **validators, "Content-Range": f"bytes {start}-{len(data) - 1}/{len(data)}"}, data[start:],
+                        cut=cut)
                 return self.finish_with(path, headers, 200, validators, data, cut=cut)
 
             def finish_with(self, path, headers, status, extra, body, cut=None):
@@ -201,6 +202,24 @@ def test_a_body_cut_mid_way_is_resumed_by_the_next_request(make_stack, origin, d
     # Another variant comes from the stored original: no further origin request.
     assert c.get(f"/w:48/f:png/origin-a/{PORTRAIT}").image().size[0] == 48
     assert len(origin.requests_for(PORTRAIT)) == 2
+
+
+def test_a_resume_cut_again_keeps_both_parts_and_the_third_attempt_completes(make_stack, origin, disk):
+    data = (CORPUS / PORTRAIT).read_bytes()
+    origin.serve(PORTRAIT, data)
+    origin.cut[PORTRAIT] = 60_000
+    s = shared_stack(make_stack, origin, disk)
+    c = s.client()
+    assert c.get(f"/w:64/f:png/origin-a/{PORTRAIT}").status == 502
+    origin.cut[PORTRAIT] = 50_000   # of the 206
+    assert c.get(f"/w:64/f:png/origin-a/{PORTRAIT}").status == 502
+    parts = remote_files(disk, ".part")
+    assert len(parts) == 1 and parts[0].read_bytes() == data[:110_000]
+    r = c.get(f"/w:64/f:png/origin-a/{PORTRAIT}")
+    assert r.status == 200, r.describe()
+    seen = origin.requests_for(PORTRAIT)
+    assert [(h.get("range"), st) for h, st in seen] == [(None, 200), ("bytes=60000-", 206), ("bytes=110000-", 206)], seen
+    assert r.body == c.get(f"/w:64/f:png/{PORTRAIT}").body
 
 
 def test_an_object_changed_since_the_cut_is_fetched_whole(make_stack, origin, disk):

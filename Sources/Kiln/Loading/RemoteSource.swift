@@ -12,8 +12,9 @@ import Synchronization
 /// the worker trusts that version without asking; then it revalidates with `If-None-Match` (or
 /// `If-Modified-Since`), and a 304 keeps the version. So a variant in the caches costs no origin
 /// request within the window and one small conditional request after it. Reading the bytes of a
-/// version learned earlier (a cache miss) GETs them, unless `CachingSource` has the original
-/// (`cache.store = original|both`).
+/// version learned earlier (a cache miss) GETs them. That is the behaviour without a disk cache,
+/// per worker; with one, `SharedOriginSource` uses this type's `request` and `accept` to share
+/// versions, originals and partial downloads between the workers (one fetch per source).
 ///
 /// Origin answers map to `LoadError`: 404 and 410 → not found; other statuses, refused or broken
 /// connections, redirect loops → `.upstream` (502); time-outs → `.upstreamTimeout` (504); a body

@@ -99,3 +99,25 @@ import KilnSystem
         #expect(files.version(id, sourcePath: "origin-a/a.jpg") == nil)
     }
 }
+
+/// Where `SharedOriginSource` goes in the pipeline.
+@Suite struct SharedOriginWiringTests {
+    @Test func remoteOriginalsAreKeptWithADiskCacheWhateverTheStore() throws {
+        let dir = CachingFixtures.folder("wiring")
+        defer { CachingFixtures.remove(dir) }
+        let origin = try #require(Origin(name: "o", baseURL: "http://127.0.0.1:9/base"))
+        let remote = RemoteSource(origin: origin, fetcher: HTTPFetcher(connectTimeout: 1, timeout: 1, maxRedirects: 0, maxBytes: 1000),
+                                  policy: OriginAddressPolicy(), revalidateAfter: 60)
+        let local = MemorySource()
+        let router = SourceRouter(local: local, remotes: [remote])
+        let disk = DiskCache(path: dir, logger: Logger(label: "test"))
+        let pipeline = ImagePipeline(stages: try .standard(source: router))
+        for store in [CacheConfiguration.Store.final, .original, .both] {
+            let shared = try #require(pipeline.keepingOriginals(in: disk, store: store).stages.source as? SharedOriginSource)
+            // Local sources follow cache.store.
+            #expect((shared.local is CachingSource) == (store != .final))
+        }
+        // Without a disk cache: each worker's RemoteSource as before.
+        #expect(pipeline.keepingOriginals(in: nil, store: .both) === pipeline)
+    }
+}

@@ -95,12 +95,14 @@ static size_t on_header(char *data, size_t size, size_t count, void *user) {
         /* A new response (after a redirect or a 100): forget the previous one's headers. */
         r->etag[0] = 0;
         r->last_modified[0] = 0;
+        r->content_range[0] = 0;
         r->content_length = -1;
         return n;
     }
     char length[32];
     header_value(data, n, "ETag", r->etag, sizeof r->etag);
     header_value(data, n, "Last-Modified", r->last_modified, sizeof r->last_modified);
+    header_value(data, n, "Content-Range", r->content_range, sizeof r->content_range);
     if (header_value(data, n, "Content-Length", length, sizeof length)) {
         char *end = NULL;
         long long v = strtoll(length, &end, 10);

@@ -26,7 +26,58 @@ public struct HTTPFetcher: Sendable {
         public var etag: String?
         public var lastModified: String?
         public var contentLength: Int?
+        /// A 206's `Content-Range`, raw (`ContentRange(_:)` parses it).
+        public var contentRange: String?
         public var redirects: Int
+
+        public init(status: Int, body: [UInt8], etag: String? = nil, lastModified: String? = nil,
+                    contentLength: Int? = nil, contentRange: String? = nil, redirects: Int = 0) {
+            self.status = status
+            self.body = body
+            self.etag = etag
+            self.lastModified = lastModified
+            self.contentLength = contentLength
+            self.contentRange = contentRange
+            self.redirects = redirects
+        }
+    }
+
+    /// `Content-Range: bytes first-last/total` (`total` nil for `*`); nil for anything else
+    /// (`bytes */total` of a 416 included).
+    public struct ContentRange: Sendable, Equatable {
+        public var first: Int
+        public var last: Int
+        public var total: Int?
+
+        public init?(_ text: String) {
+            let t = Substring(text)
+            guard t.hasPrefix("bytes ") else { return nil }
+            let spec = t.dropFirst(6).split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+            guard spec.count == 2 else { return nil }
+            let bounds = spec[0].split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+            guard bounds.count == 2, let first = ContentRange.number(bounds[0]), let last = ContentRange.number(bounds[1]),
+                  first <= last else { return nil }
+            if spec[1] == "*" {
+                total = nil
+            } else {
+                guard let total = ContentRange.number(spec[1]), last < total else { return nil }
+                self.total = total
+            }
+            self.first = first
+            self.last = last
+        }
+
+        public init(first: Int, last: Int, total: Int?) {
+            self.first = first
+            self.last = last
+            self.total = total
+        }
+
+        /// Digits only (no sign, no spaces), at most 18 of them.
+        private static func number(_ s: Substring) -> Int? {
+            guard !s.isEmpty, s.utf8.count <= 18, s.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+            return Int(s)
+        }
     }
 
     /// Why there is no answer.
@@ -40,8 +91,14 @@ public struct HTTPFetcher: Sendable {
         case timeout(String)
         /// Too many redirects, or one to another protocol.
         case redirects(String)
-        /// DNS, connect, TLS, a body cut short ...
+        /// DNS, connect, TLS ... (before any byte of a 200 or 206 body arrived).
         case transport(String)
+        /// A 200 or 206 whose body broke off (connection cut or time-out) after some bytes: the
+        /// answer so far (headers and the bytes received), for a later `Range` request.
+        case interrupted(Response, reason: String, timedOut: Bool)
+        /// Never started by the caller's own limits (no slot or token for the origin in time, no
+        /// time left before the request's deadline): why.
+        case notStarted(String)
     }
 
     /// GETs `url` with extra request `headers` (`If-None-Match` makes it conditional: a 304 has no
@@ -69,6 +126,11 @@ public struct HTTPFetcher: Sendable {
             }
             defer { kiln_fetch_release(&result) }
             let message = HTTPFetcher.text(result.message)
+            let cut = Int(outcome) == Int(KILN_FETCH_TRANSPORT) || Int(outcome) == Int(KILN_FETCH_TIMEOUT)
+            if cut && (result.status == 200 || result.status == 206) && result.length > 0 {
+                throw .interrupted(HTTPFetcher.response(result), reason: message,
+                                   timedOut: Int(outcome) == Int(KILN_FETCH_TIMEOUT))
+            }
             switch Int(outcome) {
             case Int(KILN_FETCH_OK): break
             case Int(KILN_FETCH_UNAVAILABLE): throw .unavailable(message)
@@ -78,13 +140,18 @@ public struct HTTPFetcher: Sendable {
             case Int(KILN_FETCH_REDIRECTS): throw .redirects(message)
             default: throw .transport(message)
             }
-            let body = result.body.map { Array(UnsafeBufferPointer(start: $0, count: result.length)) } ?? []
-            let etag = HTTPFetcher.text(result.etag), modified = HTTPFetcher.text(result.last_modified)
-            return Response(status: result.status, body: body, etag: etag.isEmpty ? nil : etag,
-                            lastModified: modified.isEmpty ? nil : modified,
-                            contentLength: result.content_length >= 0 ? Int(result.content_length) : nil,
-                            redirects: result.redirects)
+            return HTTPFetcher.response(result)
         }
+    }
+
+    /// The answer in `result` (complete or not).
+    private static func response(_ result: kiln_fetch_result) -> Response {
+        let body = result.body.map { Array(UnsafeBufferPointer(start: $0, count: result.length)) } ?? []
+        let etag = text(result.etag), modified = text(result.last_modified), range = text(result.content_range)
+        return Response(status: result.status, body: body, etag: etag.isEmpty ? nil : etag,
+                        lastModified: modified.isEmpty ? nil : modified,
+                        contentLength: result.content_length >= 0 ? Int(result.content_length) : nil,
+                        contentRange: range.isEmpty ? nil : range, redirects: result.redirects)
     }
 
     /// The Swift side of `kiln_fetch`'s address check.

@@ -7,7 +7,11 @@
  *
  * Every connection's address goes through `check` before the socket is made (after DNS, after
  * each redirect): non-zero refuses it. Only http and https, also for redirects; no proxy from the
- * environment; the body is kept in memory up to `max_bytes`. */
+ * environment; the body is kept in memory up to `max_bytes`.
+ *
+ * When a transfer breaks after the headers (a connection cut mid-body, a time-out), the outcome
+ * says so but `status`, the validators, `content_range` and the bytes that did arrive stay in
+ * `result`: the caller may keep them and ask for the rest later (`Range` + `If-Range`). */
 
 typedef int (*kiln_fetch_address_check)(void *context, const unsigned char *address, int length);
 
@@ -46,6 +50,7 @@ typedef struct {
     char etag[256];
     char last_modified[64];
     long long content_length; /* -1 when absent */
+    char content_range[128];  /* of a 206: "bytes first-last/total" */
     long redirects;
 } kiln_fetch_result;
 

@@ -51,12 +51,21 @@ extension CacheKey {
 }
 
 extension ImagePipeline {
-    /// This pipeline, reading its sources through `disk` when `store` keeps originals; itself
-    /// when it does not or when there is no disk cache.
+    /// This pipeline, reading its sources through `disk`: local sources when `store` keeps
+    /// originals (`CachingSource`), and remote sources (a `SourceRouter` with origins) always, as
+    /// `SharedOriginSource` (one fetch per source for all workers, resumable downloads: it needs
+    /// the originals on disk, so it keeps them even with `cache.store = final`). Itself when there
+    /// is no disk cache, or nothing to keep.
     public func keepingOriginals(in disk: (any DataCaching)?, store: CacheConfiguration.Store) -> ImagePipeline {
-        guard let disk, store != .final else { return self }
+        guard let disk else { return self }
         var stages = self.stages
-        stages.source = CachingSource(wrapping: stages.source, disk: disk)
+        if let router = stages.source as? SourceRouter, !router.remotes.isEmpty, let shared = disk as? DiskCache {
+            let local = store == .final ? router.local : CachingSource(wrapping: router.local, disk: disk)
+            stages.source = SharedOriginSource(router: router, local: local, disk: shared, lockTimeout: cache?.lockTimeout ?? 10)
+        } else {
+            guard store != .final else { return self }
+            stages.source = CachingSource(wrapping: stages.source, disk: disk)
+        }
         return ImagePipeline(stages: stages, limits: limits, output: output, cache: cache)
     }
 }

@@ -11,6 +11,8 @@ import Logging
 /// <path>/tmp/<hex16>.<pid>.<n>   files being written, renamed into place when complete
 /// <path>/locks/ab/<hex>.lock     render locks (flock), removed by their holder or by the sweep
 /// <path>/sweep.lock              held (flock, non-blocking) by the one process sweeping
+/// <path>/remote/ab/<hex>.*        remote sources' shared versions and partial downloads
+///                                 (SharedOriginFiles; not entries)
 /// ```
 /// Readers see a whole entry or none (temporary file + `rename` in the same file system); a
 /// damaged entry (truncated, bad checksum) is a miss and is removed. No `fsync`: after a power
@@ -251,14 +253,20 @@ public final class DiskCache: DataCaching, RenderLocking {
     // MARK: Locks
 
     public func lock(_ key: CacheKey, timeout: Double) -> LockResult {
-        let p = lockPath(key.hex)
+        lock(hex: key.hex, timeout: timeout)
+    }
+
+    /// The lock named `hex` (64 hex digits): a cache key's, or a remote source's fetch lock
+    /// (`SharedOriginFiles.id`).
+    func lock(hex: String, timeout: Double) -> LockResult {
+        let p = lockPath(hex)
         let deadline = Timeline.now() + UInt64(max(0, timeout) * 1e9)
         var waited = false
         var pause = 2
         for _ in 0..<100 {
             var fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
             if fd < 0 && errno == ENOENT {
-                CacheFiles.makeDirectories(String(p.dropLast(key.hex.count + 6)))
+                CacheFiles.makeDirectories(String(p.dropLast(hex.count + 6)))
                 fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
             }
             guard fd >= 0 else { return lockUnavailable("cannot open \(p): \(Errno.text(errno))") }

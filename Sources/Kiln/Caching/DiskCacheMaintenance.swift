@@ -136,10 +136,13 @@ extension DiskCache {
         return s
     }
 
-    /// Removes every entry (lock and temporary files stay: they belong to renders in progress).
+    /// Removes every entry, and remote sources' version records and partial downloads (lock and
+    /// temporary files stay: they belong to renders in progress).
     @discardableResult
     public func purgeAll() -> (entries: Int, bytes: Int) {
         var removed = (entries: 0, bytes: 0)
+        let remote = SharedOriginFiles(path: path)
+        remote.forEachFile { p, _ in unlink(p) }
         sweeper.forEachEntry { folder, name, st in
             guard unlink("\(path)/\(folder)/\(name)") == 0 else { return }
             removed.entries += 1
@@ -149,11 +152,13 @@ extension DiskCache {
     }
 
     /// Removes every entry (results and failures) whose header names `sourcePath` (relative to
-    /// the root, as in URLs); damaged entries are removed too. Workers' memory caches keep their
-    /// copies until `cache.memory_ttl` passes.
+    /// the root, as in URLs); damaged entries are removed too, and a remote source's version
+    /// record and partial download (the next request fetches it again). Workers' memory caches
+    /// keep their copies until `cache.memory_ttl` passes.
     @discardableResult
     public func purge(sourcePath: String) -> (entries: Int, bytes: Int) {
         var removed = (entries: 0, bytes: 0)
+        SharedOriginFiles(path: path).remove(sourcePath: sourcePath)
         sweeper.forEachEntry { folder, name, entryStat in
             let p = "\(path)/\(folder)/\(name)"
             let fd = open(p, Files.readRegularFlags)

@@ -52,6 +52,9 @@ public struct DiskCacheSweeper: Sendable {
         let staleBefore = nowMs * 1_000_000 - Int64(staleAge * 1e9)
         let liveTempBytes = removeStaleTemps(before: staleBefore, maxBatch: maxBatch, &stats)
         removeStaleLocks(before: staleBefore, maxBatch: maxBatch, &stats)
+        // Remote sources' partial downloads and long-unused version records (not entries).
+        stats.removedTemps += SharedOriginFiles(path: path).removeStale(
+            staleBefore: staleBefore, recordsBefore: nowMs * 1_000_000 - Int64(SharedOriginFiles.recordAge * 1e9))
 
         // One pass: totals, expired failures removed, the oldest `maxBatch` entries kept.
         var oldest = OldestEntries(capacity: maxBatch)

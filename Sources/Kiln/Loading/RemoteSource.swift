@@ -12,8 +12,9 @@ import Synchronization
 /// the worker trusts that version without asking; then it revalidates with `If-None-Match` (or
 /// `If-Modified-Since`), and a 304 keeps the version. So a variant in the caches costs no origin
 /// request within the window and one small conditional request after it. Reading the bytes of a
-/// version learned earlier (a cache miss) GETs them, unless `CachingSource` has the original
-/// (`cache.store = original|both`).
+/// version learned earlier (a cache miss) GETs them. That is the behaviour without a disk cache,
+/// per worker; with one, `SharedOriginSource` uses this type's `request` and `accept` to share
+/// versions, originals and partial downloads between the workers (one fetch per source).
 ///
 /// Origin answers map to `LoadError`: 404 and 410 → not found; other statuses, refused or broken
 /// connections, redirect loops → `.upstream` (502); time-outs → `.upstreamTimeout` (504); a body
@@ -103,16 +104,34 @@ public final class RemoteSource: SourceLoading, Sendable {
         return response.body
     }
 
-    /// One request to the origin: through its gate (the wait counts against the fetch time-out),
-    /// recorded in `traffic`. Transport failures become `LoadError`s and are remembered.
+    /// A GET of `path` for `open` and `download` (conditional when a version is known); a failure
+    /// is mapped and remembered.
     private func fetch(_ path: String, revalidating known: Version?) throws(LoadError) -> HTTPFetcher.Response {
+        var conditions: [(name: String, value: String)] = []
+        if let etag = known?.etag {
+            conditions.append(("If-None-Match", etag))
+        } else if let modified = known?.lastModified {
+            conditions.append(("If-Modified-Since", modified))
+        }
+        do {
+            return try request(path, headers: conditions)
+        } catch {
+            throw remembering(error, for: path)
+        }
+    }
+
+    /// One GET of `path` with extra `headers` (conditions, `Range`), the only way a request
+    /// reaches the origin: within the request's render deadline, through the origin's gate (the
+    /// wait counts against the fetch time-out), recorded in `traffic`. `SharedOriginSource` keeps
+    /// the bytes of an `.interrupted` body.
+    func request(_ path: String, headers: [(name: String, value: String)]) throws(HTTPFetcher.Failure) -> HTTPFetcher.Response {
         let started = MonotonicClock.seconds()
         var fetcher = self.fetcher
         if renderTimeout > 0, let requestStart = traffic?.requestStart {
             let left = requestStart + renderTimeout - RemoteSource.renderMargin - started
             guard left > 0.01 else {
                 record(.timeout, bytes: 0, since: started, waited: 0)
-                throw .upstreamTimeout("origin \(origin.name): no time left within limits.render_timeout for the fetch")
+                throw .notStarted("no time left within limits.render_timeout for the fetch")
             }
             fetcher.timeout = min(fetcher.timeout, left)
         }
@@ -120,44 +139,27 @@ public final class RemoteSource: SourceLoading, Sendable {
         if let gate {
             guard let entered = gate.enter(until: started + fetcher.timeout) else {
                 record(.limited, bytes: 0, since: started, waited: MonotonicClock.seconds() - started)
-                throw .upstreamTimeout("origin \(origin.name): no fetch slot within source.fetch_timeout "
-                                       + "(source.origin_concurrency \(gate.limits.concurrency), source.origin_rate \(gate.limits.rate))")
+                throw .notStarted("no fetch slot within source.fetch_timeout "
+                                  + "(source.origin_concurrency \(gate.limits.concurrency), source.origin_rate \(gate.limits.rate))")
             }
             permit = entered
             fetcher.timeout = max(0.001, fetcher.timeout - entered.waited)
         }
         defer { permit?.release() }
         let waited = permit?.waited ?? 0
-        var conditions: [(name: String, value: String)] = []
-        if let etag = known?.etag {
-            conditions.append(("If-None-Match", etag))
-        } else if let modified = known?.lastModified {
-            conditions.append(("If-Modified-Since", modified))
-        }
         let response: HTTPFetcher.Response
         do {
-            response = try fetcher.get(origin.url(for: path), headers: conditions,
+            response = try fetcher.get(origin.url(for: path), headers: headers,
                                        checkAddress: { [policy] in policy.refusal(for: $0) })
         } catch {
-            let name = origin.name
-            let failure: LoadError
             switch error {
-            case let .refused(why): failure = .upstream("origin \(name): \(why) (source.allowed_networks)")
-            case let .tooLarge(why): failure = .tooLarge("origin \(name): source is \(why), over limits.max_file_bytes")
-            case let .timeout(why):
-                failure = .upstreamTimeout("origin \(name) did not answer within source.fetch_timeout (or limits.render_timeout): \(why)")
-            case let .redirects(why): failure = .upstream("origin \(name): \(why)")
-            case let .unavailable(why): failure = .io("origin \(name): \(why)")
-            case let .transport(why): failure = .upstream("origin \(name): \(why)")
+            case .timeout: record(.timeout, bytes: 0, since: started, waited: waited)
+            case .tooLarge: record(.tooLarge, bytes: 0, since: started, waited: waited)
+            case let .interrupted(partial, _, timedOut):
+                record(timedOut ? .timeout : .error, bytes: partial.body.count, since: started, waited: waited)
+            default: record(.error, bytes: 0, since: started, waited: waited)
             }
-            let outcome: OriginFetch.Outcome
-            switch error {
-            case .timeout: outcome = .timeout
-            case .tooLarge: outcome = .tooLarge
-            default: outcome = .error
-            }
-            record(outcome, bytes: 0, since: started, waited: waited)
-            throw rememberFailure(failure, for: path)
+            throw error
         }
         let outcome: OriginFetch.Outcome
         switch response.status {
@@ -166,17 +168,47 @@ public final class RemoteSource: SourceLoading, Sendable {
         case 404, 410: outcome = .notFound
         default: outcome = .error
         }
-        record(outcome, bytes: response.body.count, since: started, waited: waited)
+        record(outcome, bytes: response.body.count, since: started, waited: waited,
+               resumed: response.status == 206 && headers.contains { $0.name == "Range" })
         return response
     }
 
-    private func record(_ outcome: OriginFetch.Outcome, bytes: Int, since started: Double, waited: Double) {
+    /// What a failed GET means to the request.
+    func loadError(_ failure: HTTPFetcher.Failure) -> LoadError {
+        let name = origin.name
+        switch failure {
+        case let .refused(why): return .upstream("origin \(name): \(why) (source.allowed_networks)")
+        case let .tooLarge(why): return .tooLarge("origin \(name): source is \(why), over limits.max_file_bytes")
+        case let .timeout(why):
+            return .upstreamTimeout("origin \(name) did not answer within source.fetch_timeout (or limits.render_timeout): \(why)")
+        case let .redirects(why): return .upstream("origin \(name): \(why)")
+        case let .unavailable(why): return .io("origin \(name): \(why)")
+        case let .transport(why): return .upstream("origin \(name): \(why)")
+        case let .interrupted(partial, why, timedOut):
+            let what = "origin \(name) sent \(partial.body.count) bytes, then: \(why)"
+            return timedOut ? .upstreamTimeout("\(what) (source.fetch_timeout)") : .upstream(what)
+        case let .notStarted(why): return .upstreamTimeout("origin \(name): \(why)")
+        }
+    }
+
+    /// `loadError(failure)`, remembered for `path` during `source.negative_ttl`, except when a
+    /// retry may well do better: a body that broke off (the next request resumes it) or a fetch
+    /// our own limits did not start.
+    func remembering(_ failure: HTTPFetcher.Failure, for path: String) -> LoadError {
+        let error = loadError(failure)
+        switch failure {
+        case .interrupted, .notStarted: return error
+        default: return rememberFailure(error, for: path)
+        }
+    }
+
+    private func record(_ outcome: OriginFetch.Outcome, bytes: Int, since started: Double, waited: Double, resumed: Bool = false) {
         traffic?.record(OriginFetch(origin: origin.name, outcome: outcome, bytes: bytes,
-                                    seconds: MonotonicClock.seconds() - started, waited: waited))
+                                    seconds: MonotonicClock.seconds() - started, waited: waited, resumed: resumed))
     }
 
     /// Throws the failure remembered for `path`, if it is still fresh.
-    private func checkRemembered(_ path: String, now: Double) throws(LoadError) {
+    func checkRemembered(_ path: String, now: Double = MonotonicClock.seconds()) throws(LoadError) {
         guard negativeTTL > 0, let failure = failures.withLock({ $0[path] }) else { return }
         if now < failure.until { throw failure.error }
         failures.withLock { $0[path] = nil }
@@ -196,8 +228,8 @@ public final class RemoteSource: SourceLoading, Sendable {
         return error
     }
 
-    /// The version a 200 describes; other statuses are errors.
-    private func accept(_ response: HTTPFetcher.Response, path: String, checkedAt: Double) throws(LoadError) -> Version {
+    /// The version a 200 describes; other statuses are errors (remembered).
+    func accept(_ response: HTTPFetcher.Response, path: String, checkedAt: Double) throws(LoadError) -> Version {
         switch response.status {
         case 200: break
         case 404, 410:

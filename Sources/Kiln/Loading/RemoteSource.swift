@@ -23,6 +23,8 @@ public final class RemoteSource: SourceLoading, Sendable {
     let fetcher: HTTPFetcher
     let policy: OriginAddressPolicy
     let revalidateAfter: Double
+    /// S3 origins: signs each GET (SigV4 headers added to the request).
+    let signer: S3RequestSigner?
     private let versions = Mutex<[String: Version]>([:])
     /// Most versions remembered per worker (the oldest checked goes first).
     static let maxVersions = 10_000
@@ -34,11 +36,13 @@ public final class RemoteSource: SourceLoading, Sendable {
         var checkedAt: Double
     }
 
-    public init(origin: Origin, fetcher: HTTPFetcher, policy: OriginAddressPolicy, revalidateAfter: Double) {
+    public init(origin: Origin, fetcher: HTTPFetcher, policy: OriginAddressPolicy, revalidateAfter: Double,
+                signer: S3RequestSigner? = nil) {
         self.origin = origin
         self.fetcher = fetcher
         self.policy = policy
         self.revalidateAfter = revalidateAfter
+        self.signer = signer
     }
 
     public func identity(of path: String) throws(LoadError) -> SourceIdentity {
@@ -84,6 +88,7 @@ public final class RemoteSource: SourceLoading, Sendable {
             } else if let modified = known?.lastModified {
                 conditions.append(("If-Modified-Since", modified))
             }
+            if let signer { conditions += signer.headers(get: url, at: WallClock.seconds()) ?? [] }
             return try fetcher.get(url, headers: conditions, checkAddress: { [policy] in policy.refusal(for: $0) })
         } catch {
             let name = origin.name
@@ -103,7 +108,9 @@ public final class RemoteSource: SourceLoading, Sendable {
         switch response.status {
         case 200: break
         case 404, 410: throw .notFound("no source at \(origin.name)/\(path) (origin answered \(response.status))")
-        default: throw .upstream("origin \(origin.name) answered \(response.status) for \(path)")
+        default:
+            let code = signer == nil ? nil : S3Access.errorCode(in: response.body)
+            throw .upstream("origin \(origin.name) answered \(response.status)\(code.map { " (\($0))" } ?? "") for \(path)")
         }
         if let declared = response.contentLength, declared != response.body.count {
             throw .upstream("origin \(origin.name) sent \(response.body.count) of \(declared) bytes for \(path)")

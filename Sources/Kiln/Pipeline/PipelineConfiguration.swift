@@ -41,9 +41,10 @@ public struct PipelineConfiguration: Sendable {
         } catch {
             throw .invalid(key: "source.root", value: source.root, expected: "an existing folder", origin: "")
         }
+        let sources = try sourceStage(local: files)
         let stages: PipelineStages
         do {
-            stages = try .standard(source: sourceStage(local: files), processors: ProcessorFactory(registry: processors))
+            stages = try .standard(source: sources, processors: ProcessorFactory(registry: processors))
         } catch {
             throw .unavailable("\(error)")
         }
@@ -62,13 +63,23 @@ public struct PipelineConfiguration: Sendable {
     }
 
     /// `local` alone, or a `SourceRouter` over it and the remote origins of `source.origins`.
-    func sourceStage(local: FileSource) -> any SourceLoading {
+    /// S3 origins are addressed at `source.s3_endpoint` and sign their GETs (`S3Access`: throws
+    /// when there are no credentials).
+    func sourceStage(local: FileSource) throws(ConfigError) -> any SourceLoading {
         guard !source.origins.isEmpty else { return local }
         let fetcher = HTTPFetcher(connectTimeout: source.connectTimeout, timeout: source.fetchTimeout,
                                   maxRedirects: source.maxRedirects, maxBytes: limits.maxFileBytes)
         let policy = OriginAddressPolicy(allowedNetworks: source.allowedNetworks)
+        let signer = source.origins.contains { $0.kind == .s3 } ? try S3Access.signer(for: source) : nil
+        // A signed request is for one host: S3 origins follow no redirect (its headers, the
+        // session token among them, would go along; the signature would not match there anyway).
+        var s3Fetcher = fetcher
+        s3Fetcher.maxRedirects = 0
         let remotes = source.origins.map {
-            RemoteSource(origin: $0, fetcher: fetcher, policy: policy, revalidateAfter: source.revalidateAfter)
+            $0.kind == .s3
+                ? RemoteSource(origin: $0.addressed(at: source.s3EndpointURL), fetcher: s3Fetcher, policy: policy,
+                               revalidateAfter: source.revalidateAfter, signer: signer)
+                : RemoteSource(origin: $0, fetcher: fetcher, policy: policy, revalidateAfter: source.revalidateAfter)
         }
         return SourceRouter(local: local, remotes: remotes)
     }

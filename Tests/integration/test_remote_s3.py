@@ -32,8 +32,6 @@ class MotoS3:
     credentials with a session token), the objects, and then authentication switched on."""
 
     def __init__(self, log: Path):
-        import boto3
-
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._log = open(log, "ab")
@@ -49,6 +47,15 @@ class MotoS3:
                     self.stop()
                     raise SetupError(f"moto server did not start on {self.url}: {log.read_text(errors='replace')[-2000:]}")
                 time.sleep(0.1)
+        try:
+            self._populate()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _populate(self) -> None:
+        import boto3
+
         setup = dict(endpoint_url=self.url, region_name="us-east-1", aws_access_key_id="setup", aws_secret_access_key="setup")
         iam = boto3.client("iam", **setup)
         iam.create_user(UserName="kiln")
@@ -81,6 +88,8 @@ class MotoS3:
         self.s3.put_object(Bucket=BUCKET, Key=key, Body=(CORPUS / file).read_bytes())
 
     def stop(self) -> None:
+        if self._log.closed:
+            return
         self.process.terminate()
         try:
             self.process.wait(timeout=10)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -34,6 +35,7 @@ class MotoS3:
     def __init__(self, log: Path):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log
         self._log = open(log, "ab")
         self.process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
                                         stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log)
@@ -83,6 +85,16 @@ class MotoS3:
                                timeout=5).close()
         self.s3 = boto3.client("s3", endpoint_url=self.url, region_name="us-east-1",
                                aws_access_key_id=self.key_id, aws_secret_access_key=self.secret)
+
+    def answered(self, status: int, key: str, timeout: float = 2) -> int:
+        """How many GETs of `key` moto's request log shows answered with `status`."""
+        pattern = re.compile(rf'GET /{BUCKET}/{re.escape(key)} HTTP/1\.1\S*" {status} ')
+        deadline = time.monotonic() + timeout
+        while True:
+            n = len(pattern.findall(self.log.read_text(errors="replace")))
+            if n or time.monotonic() > deadline:
+                return n
+            time.sleep(0.05)
 
     def put(self, key: str, file: str) -> None:
         self.s3.put_object(Bucket=BUCKET, Key=key, Body=(CORPUS / file).read_bytes())
@@ -201,6 +213,7 @@ def test_the_etag_revalidates_and_a_changed_object_renders_anew(make_stack, moto
     # Unchanged: a conditional GET (If-None-Match, unsigned next to the signed headers), the same answer.
     again = client.get("/w:100/f:png/p/changing.jpg")
     assert again.status == 200 and again.body == first.body and again.header("ETag") == first.header("ETag")
+    assert moto.answered(304, "photos/changing.jpg") == 1, "the signed conditional GET got S3's 304"
     moto.put("photos/changing.jpg", OTHER)
     changed = client.get("/w:100/f:png/p/changing.jpg")
     assert changed.status == 200 and _size(changed.body) == (100, 66), changed.describe()

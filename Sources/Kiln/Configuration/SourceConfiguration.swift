@@ -23,14 +23,26 @@ public struct SourceConfiguration: ConfigSection, Equatable {
         OriginGate.Limits(concurrency: originConcurrency, rate: Double(originRate), burst: originBurst)
     }
 
+    /// S3 origins: the endpoint (empty: AWS's, from the region), the region, and where the
+    /// credentials come from when `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY` are not set.
+    public var s3Endpoint = Key.s3Endpoint.defaultValue
+    public var s3Region = Key.s3Region.defaultValue
+    public var s3CredentialsFile = Key.s3CredentialsFile.defaultValue
+    public var s3Profile = Key.s3Profile.defaultValue
+
+    /// Where S3 origins are fetched from: `source.s3_endpoint`, or AWS's regional endpoint.
+    public var s3EndpointURL: String {
+        s3Endpoint.isEmpty ? "https://s3.\(s3Region).amazonaws.com" : s3Endpoint
+    }
+
     public enum Key {
         public static let root = Setting.text("source.root", default: ".", expected: "a folder",
                                               doc: "the folder sources are read from; nothing outside it is served",
                                               check: { !$0.isEmpty }).flag("root")
         public static let origins = Setting<[Origin]>.custom(
             "source.origins", default: [], type: "origin list",
-            expected: "name=http(s)://host[:port]/path entries separated by commas, e.g. photos=https://img.example.com/originals/",
-            doc: "remote sources: a URL path that starts with name/ is fetched from the origin's base URL; none: local files only",
+            expected: "name=http(s)://host[:port]/path or name=s3://bucket/prefix entries separated by commas, e.g. photos=https://img.example.com/originals/",
+            doc: "remote sources: a URL path that starts with name/ is fetched from the origin's base URL (s3://: from the bucket, with signed GETs); none: local files only",
             parse: { Origin.parseList($0) }, format: { Origin.formatList($0) })
         public static let allowedNetworks = Setting<[IPNetwork]>.custom(
             "source.allowed_networks", default: [], type: "address list",
@@ -42,7 +54,7 @@ public struct SourceConfiguration: ConfigSection, Equatable {
         public static let fetchTimeout = Setting.duration("source.fetch_timeout", default: 10, in: 0.001...600,
                                                           doc: "a whole fetch from an origin, redirects included")
         public static let maxRedirects = Setting.count("source.max_redirects", default: 3, in: 0...20,
-                                                       doc: "redirects followed per fetch (each target checked again)")
+                                                       doc: "redirects followed per fetch (each target checked again); s3:// origins follow none")
         public static let revalidateAfter = Setting.duration("source.revalidate_after", default: 60, in: 0...86_400,
                                                              doc: "how long a worker trusts what it learned of a remote source's version before asking the origin again (If-None-Match / If-Modified-Since)")
         public static let originConcurrency = Setting.count(
@@ -56,6 +68,19 @@ public struct SourceConfiguration: ConfigSection, Equatable {
         public static let negativeTTL = Setting.duration(
             "source.negative_ttl", default: 10, in: 0...3600,
             doc: "how long a worker remembers an origin's failure for a path (404, 5xx, time-out, refused) before asking again; 0: never")
+        public static let s3Endpoint = Setting<String>.custom(
+            "source.s3_endpoint", default: "", type: "string", expected: "empty, or http(s)://host[:port] (e.g. http://127.0.0.1:9000)",
+            doc: "where s3:// origins are read, path-style (endpoint/bucket/key); empty: AWS, https://s3.<region>.amazonaws.com",
+            parse: { Origin.normalizedEndpoint($0) }, format: { $0 })
+        public static let s3Region = Setting.text("source.s3_region", default: "us-east-1", expected: "an AWS region name, e.g. eu-west-1",
+                                                  doc: "the region s3:// requests are signed for (and AWS's endpoint)",
+                                                  check: { !$0.isEmpty && $0.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2d } })
+        public static let s3CredentialsFile = Setting.text(
+            "source.s3_credentials_file", default: "", expected: "a file path, or empty",
+            doc: "an AWS shared credentials file (INI, like ~/.aws/credentials) for s3:// origins, read when AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set; empty: the environment only")
+        public static let s3Profile = Setting.text("source.s3_profile", default: "default", expected: "a profile name",
+                                                   doc: "the section of source.s3_credentials_file to use",
+                                                   check: { !$0.isEmpty && !$0.contains("]") })
     }
 
     public static let fields: [ConfigField<Self>] = [
@@ -70,6 +95,10 @@ public struct SourceConfiguration: ConfigSection, Equatable {
         ConfigField(Key.originRate) { $0.originRate = $1 },
         ConfigField(Key.originBurst) { $0.originBurst = $1 },
         ConfigField(Key.negativeTTL) { $0.negativeTTL = $1 },
+        ConfigField(Key.s3Endpoint) { $0.s3Endpoint = $1 },
+        ConfigField(Key.s3Region) { $0.s3Region = $1 },
+        ConfigField(Key.s3CredentialsFile) { $0.s3CredentialsFile = $1 },
+        ConfigField(Key.s3Profile) { $0.s3Profile = $1 },
     ]
 
     public init() {}

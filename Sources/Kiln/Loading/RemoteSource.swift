@@ -35,6 +35,8 @@ public final class RemoteSource: SourceLoading, Sendable {
     /// `limits.render_timeout`: a fetch ends this long after its request began (less a margin
     /// for the render), so a slow origin is a 504, never a worker killed at its deadline. 0: none.
     let renderTimeout: Double
+    /// S3 origins: signs each GET (SigV4 headers added to the request).
+    let signer: S3RequestSigner?
     private let versions = Mutex<[String: Version]>([:])
     private let failures = Mutex<[String: Failure]>([:])
     /// Most versions remembered per worker (the oldest checked goes first).
@@ -54,7 +56,8 @@ public final class RemoteSource: SourceLoading, Sendable {
     }
 
     public init(origin: Origin, fetcher: HTTPFetcher, policy: OriginAddressPolicy, revalidateAfter: Double,
-                gate: OriginGate? = nil, traffic: OriginTraffic? = nil, negativeTTL: Double = 0, renderTimeout: Double = 0) {
+                gate: OriginGate? = nil, traffic: OriginTraffic? = nil, negativeTTL: Double = 0, renderTimeout: Double = 0,
+                signer: S3RequestSigner? = nil) {
         self.origin = origin
         self.fetcher = fetcher
         self.policy = policy
@@ -63,6 +66,7 @@ public final class RemoteSource: SourceLoading, Sendable {
         self.traffic = traffic
         self.negativeTTL = negativeTTL
         self.renderTimeout = renderTimeout
+        self.signer = signer
     }
 
     /// Seconds of the render deadline kept for decoding and encoding after a fetch.
@@ -149,8 +153,10 @@ public final class RemoteSource: SourceLoading, Sendable {
         let waited = permit?.waited ?? 0
         let response: HTTPFetcher.Response
         do {
-            response = try fetcher.get(origin.url(for: path), headers: headers,
-                                       checkAddress: { [policy] in policy.refusal(for: $0) })
+            let url = origin.url(for: path)
+            // S3: the SigV4 headers (the clock read now, after any wait for the gate).
+            let sent = signer.map { headers + ($0.headers(get: url, at: WallClock.seconds()) ?? []) } ?? headers
+            response = try fetcher.get(url, headers: sent, checkAddress: { [policy] in policy.refusal(for: $0) })
         } catch {
             switch error {
             case .timeout: record(.timeout, bytes: 0, since: started, waited: waited)
@@ -234,7 +240,10 @@ public final class RemoteSource: SourceLoading, Sendable {
         case 200: break
         case 404, 410:
             throw rememberFailure(.notFound("no source at \(origin.name)/\(path) (origin answered \(response.status))"), for: path)
-        default: throw rememberFailure(.upstream("origin \(origin.name) answered \(response.status) for \(path)"), for: path)
+        default:
+            let code = signer == nil ? nil : S3Access.errorCode(in: response.body)
+            throw rememberFailure(.upstream("origin \(origin.name) answered \(response.status)\(code.map { " (\($0))" } ?? "") for \(path)"),
+                                  for: path)
         }
         if let declared = response.contentLength, declared != response.body.count {
             throw rememberFailure(.upstream("origin \(origin.name) sent \(response.body.count) of \(declared) bytes for \(path)"), for: path)

@@ -45,11 +45,11 @@ public struct PipelineConfiguration: Sendable {
         } catch {
             throw .invalid(key: "source.root", value: source.root, expected: "an existing folder", origin: "")
         }
-        var stages: PipelineStages
         let traffic = source.origins.isEmpty ? nil : OriginTraffic()
+        let sources = try sourceStage(local: files, traffic: traffic, renderTimeout: renderTimeout)
+        var stages: PipelineStages
         do {
-            stages = try .standard(source: sourceStage(local: files, traffic: traffic, renderTimeout: renderTimeout),
-                                   processors: ProcessorFactory(registry: processors))
+            stages = try .standard(source: sources, processors: ProcessorFactory(registry: processors))
         } catch {
             throw .unavailable("\(error)")
         }
@@ -69,18 +69,28 @@ public struct PipelineConfiguration: Sendable {
     }
 
     /// `local` alone, or a `SourceRouter` over it and the remote origins of `source.origins`,
-    /// which record their fetches in `traffic` and end them before `renderTimeout`.
-    func sourceStage(local: FileSource, traffic: OriginTraffic?, renderTimeout: Double) -> any SourceLoading {
+    /// which record their fetches in `traffic` and end them before `renderTimeout`. S3 origins are
+    /// addressed at `source.s3_endpoint` and sign their GETs (`S3Access`: throws when there are no
+    /// credentials).
+    func sourceStage(local: FileSource, traffic: OriginTraffic?, renderTimeout: Double) throws(ConfigError) -> any SourceLoading {
         guard !source.origins.isEmpty else { return local }
         let fetcher = HTTPFetcher(connectTimeout: source.connectTimeout, timeout: source.fetchTimeout,
                                   maxRedirects: source.maxRedirects, maxBytes: limits.maxFileBytes)
         let policy = OriginAddressPolicy(allowedNetworks: source.allowedNetworks)
         let limits = source.originLimits
         let state = limits.isUnlimited ? nil : (sharedState ?? RecordLockFile.anonymous())
+        let signer = source.origins.contains { $0.kind == .s3 } ? try S3Access.signer(for: source) : nil
+        // A signed request is for one host: S3 origins follow no redirect (its headers, the
+        // session token among them, would go along; the signature would not match there anyway).
+        var s3Fetcher = fetcher
+        s3Fetcher.maxRedirects = 0
         let remotes = source.origins.enumerated().map { index, origin in
-            RemoteSource(origin: origin, fetcher: fetcher, policy: policy, revalidateAfter: source.revalidateAfter,
-                         gate: state.map { OriginGate(file: $0, index: index, limits: limits) },
-                         traffic: traffic, negativeTTL: source.negativeTTL, renderTimeout: renderTimeout)
+            let isS3 = origin.kind == .s3
+            return RemoteSource(origin: isS3 ? origin.addressed(at: source.s3EndpointURL) : origin,
+                                fetcher: isS3 ? s3Fetcher : fetcher, policy: policy, revalidateAfter: source.revalidateAfter,
+                                gate: state.map { OriginGate(file: $0, index: index, limits: limits) },
+                                traffic: traffic, negativeTTL: source.negativeTTL, renderTimeout: renderTimeout,
+                                signer: isS3 ? signer : nil)
         }
         return SourceRouter(local: local, remotes: remotes)
     }

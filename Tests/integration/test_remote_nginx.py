@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from helpers import CORPUS
+from helpers import BENCH, CORPUS, PHOTO_HD
 from stack import free_port, tail
 
 PHOTO = "pillow_hopper.jpg"
@@ -40,13 +40,20 @@ pid {self.dir}/nginx.pid;
 events {{ worker_connections 64; }}
 http {{
     access_log off;
-    log_format origin '$status $request_method $uri inm=[$http_if_none_match] ims=[$http_if_modified_since] range=[$http_range]';
+    log_format origin '$status $request_method $uri inm=[$http_if_none_match] ims=[$http_if_modified_since] range=[$http_range] ifrange=[$http_if_range]';
+    # /slow/: a first GET trickles after 100 KB (50 KB/s); a Range request gets full speed.
+    map $http_range $origin_rate {{ "" 50k; default 0; }}
     server {{
         listen 127.0.0.1:{self.port};
         root {self.files};
         access_log {self.log} origin;
         etag on;
         location / {{ }}
+        location /slow/ {{
+            alias {self.files}/;
+            limit_rate_after 100k;
+            limit_rate $origin_rate;
+        }}
     }}
     client_body_temp_path {self.dir}/tmp; proxy_temp_path {self.dir}/tmp; fastcgi_temp_path {self.dir}/tmp;
     uwsgi_temp_path {self.dir}/tmp; scgi_temp_path {self.dir}/tmp;
@@ -65,7 +72,7 @@ http {{
                     raise RuntimeError(f"nginx origin did not start:\n{tail(self.dir / 'logs' / 'error.log')}")
                 time.sleep(0.05)
 
-    def put(self, name: str, source: str, mtime: float | None = None) -> bytes:
+    def put(self, name: str, source: str | Path, mtime: float | None = None) -> bytes:
         data = (CORPUS / source).read_bytes()
         path = self.files / name
         path.write_bytes(data)
@@ -77,7 +84,7 @@ http {{
     def requests(self, name: str) -> list[str]:
         if not self.log.exists():
             return []
-        return [line for line in self.log.read_text().splitlines() if f" /{name} " in line]
+        return [line for line in self.log.read_text().splitlines() if f" /{name} " in line or f" /slow/{name} " in line]
 
     def stop(self):
         self.process.terminate()
@@ -95,8 +102,8 @@ def nginx_origin():
     o.stop()
 
 
-def origin_stack(make_stack, origin, *settings, workers=1):
-    args = ["--set", f"source.origins=web=http://127.0.0.1:{origin.port}/", "--set", "source.allowed_networks=127.0.0.1"]
+def origin_stack(make_stack, origin, *settings, workers=1, base=""):
+    args = ["--set", f"source.origins=web=http://127.0.0.1:{origin.port}/{base}", "--set", "source.allowed_networks=127.0.0.1"]
     for s in settings:
         args += ["--set", s]
     return make_stack(workers=workers, extra_args=args)
@@ -117,7 +124,7 @@ def test_nginx_origin_etag_revalidation_and_a_changed_object(make_stack, nginx_o
     first = c.get("/w:50/f:png/web/cat.jpg")
     assert first.status == 200 and Image.open(io.BytesIO(first.body)).size[0] == 50, first.describe()
     log = wait_for_log(nginx_origin, "cat.jpg", 1)
-    assert log == ["200 GET /cat.jpg inm=[-] ims=[-] range=[-]"], log
+    assert log == ["200 GET /cat.jpg inm=[-] ims=[-] range=[-] ifrange=[-]"], log
     # Within the window: no request to the origin at all.
     assert c.get("/w:50/f:png/web/cat.jpg").body == first.body
     time.sleep(1.2)
@@ -149,3 +156,32 @@ def test_nginx_origin_404_and_a_name_that_needs_encoding(make_stack, nginx_origi
     assert log and log[0].startswith("200 "), (log, nginx_origin.log.read_text() if nginx_origin.log.exists() else "")
     missing = c.get("/w:40/f:jpeg/web/nothing.jpg")
     assert missing.status == 404 and "no source at web/nothing.jpg" in missing.body.decode(), missing.describe()
+
+
+def test_a_download_cut_by_the_fetch_timeout_resumes_with_a_range_from_nginx(make_stack, nginx_origin, tmp_path):
+    """nginx trickles the first GET (50 KB/s after 100 KB); source.fetch_timeout (1 s) cuts it:
+    a 504, the bytes kept beside the cache. The next request asks nginx for the rest (`Range` +
+    `If-Range` with nginx's ETag), which nginx sends at full speed as a 206, and the variant is
+    byte-identical to the same variant of the local file."""
+    data = nginx_origin.put("big.jpg", BENCH / PHOTO_HD)
+    s = origin_stack(make_stack, nginx_origin, f"cache.disk_path={tmp_path / 'cache'}", "source.fetch_timeout=1s",
+                     base="slow/")
+    c = s.client()
+    cut = c.get("/w:120/f:png/web/big.jpg", timeout=30)
+    assert cut.status == 504 and "then:" in cut.body.decode(), cut.describe()
+    parts = list((tmp_path / "cache").rglob("*.part"))
+    assert len(parts) == 1 and 100_000 <= parts[0].stat().st_size < len(data), parts
+    kept = parts[0].stat().st_size
+    assert parts[0].read_bytes() == data[:kept]
+
+    r = c.get("/w:120/f:png/web/big.jpg", timeout=30)
+    assert r.status == 200, r.describe()
+    log = wait_for_log(nginx_origin, "big.jpg", 2)
+    assert log[0].startswith("200 GET /slow/big.jpg") and "range=[-]" in log[0], log
+    assert log[1].startswith("206 GET /slow/big.jpg") and f"range=[bytes={kept}-]" in log[1], log
+    assert "ifrange=[\\x22" in log[1], log     # nginx's ETag, quoted
+    assert list((tmp_path / "cache").rglob("*.part")) == []
+    assert r.body == c.get(f"/w:120/f:png/{PHOTO_HD}").body, "renders like the local file"
+    text = c.get("/_kiln/metrics", timeout=10).body.decode().splitlines()
+    assert "kiln_origin_resumed_total 1" in text and f"kiln_origin_bytes_total {len(data)}" in text, \
+        [x for x in text if "origin" in x]

@@ -111,17 +111,19 @@ public final class RemoteSource: SourceLoading, Sendable {
     /// A GET of `path` for `open` and `download` (conditional when a version is known); a failure
     /// is mapped and remembered.
     private func fetch(_ path: String, revalidating known: Version?) throws(LoadError) -> HTTPFetcher.Response {
-        var conditions: [(name: String, value: String)] = []
-        if let etag = known?.etag {
-            conditions.append(("If-None-Match", etag))
-        } else if let modified = known?.lastModified {
-            conditions.append(("If-Modified-Since", modified))
-        }
         do {
-            return try request(path, headers: conditions)
+            return try request(path, headers: RemoteSource.conditions(etag: known?.etag, lastModified: known?.lastModified))
         } catch {
             throw remembering(error, for: path)
         }
+    }
+
+    /// The headers that make a GET conditional on a known version: `If-None-Match` with its ETag,
+    /// else `If-Modified-Since` with its date; none when nothing is known.
+    static func conditions(etag: String?, lastModified: String?) -> [(name: String, value: String)] {
+        if let etag { return [("If-None-Match", etag)] }
+        if let lastModified { return [("If-Modified-Since", lastModified)] }
+        return []
     }
 
     /// One GET of `path` with extra `headers` (conditions, `Range`), the only way a request

@@ -116,15 +116,9 @@ public final class SharedOriginSource: SourceLoading {
             let (version, body) = try download(remote, rest, path, id)
             return (version, body)
         }
-        var conditions: [(name: String, value: String)] = []
-        if let etag = known.etag {
-            conditions.append(("If-None-Match", etag))
-        } else if let modified = known.lastModified {
-            conditions.append(("If-Modified-Since", modified))
-        }
         let response: HTTPFetcher.Response
         do {
-            response = try remote.request(rest, headers: conditions)
+            response = try remote.request(rest, headers: RemoteSource.conditions(etag: known.etag, lastModified: known.lastModified))
         } catch {
             throw failed(error, remote, rest, id)
         }

@@ -1,4 +1,5 @@
 import Crypto
+import KilnSystem
 
 /// AWS Signature Version 4 for S3 GETs (the `Authorization` header, "AWS4-HMAC-SHA256"):
 ///
@@ -75,20 +76,9 @@ public struct S3RequestSigner: Sendable, Equatable {
 
     /// `YYYYMMDD'T'HHMMSS'Z'` in UTC.
     public static func amzDate(_ seconds: Int64) -> String {
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let inDay = seconds - days * 86_400
-        // Days to a civil date (Howard Hinnant's algorithm).
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        return "\(year)\(two(month))\(two(day))T\(two(inDay / 3600))\(two(inDay / 60 % 60))\(two(inDay % 60))Z"
+        let t = CivilTime(millisecondsSinceEpoch: seconds * 1000)
+        let two = { CivilTime.pad($0, 2) }
+        return "\(CivilTime.pad(t.year, 4))\(two(t.month))\(two(t.day))T\(two(t.hour))\(two(t.minute))\(two(t.second))Z"
     }
 
     /// SigV4's URI encoding of an object key: every byte but `A-Z a-z 0-9 - . _ ~` (and `/`, which

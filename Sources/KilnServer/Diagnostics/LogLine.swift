@@ -1,4 +1,5 @@
 import Logging
+import KilnSystem
 
 /// `log.format`: how every log line of the master and the workers is written.
 public enum LogFormat: String, CaseIterable, Sendable {
@@ -133,23 +134,9 @@ public enum LogLine {
 
     /// `2026-11-23T21:40:01.123Z` (UTC, milliseconds) from milliseconds since the epoch.
     public static func timestamp(millisecondsSinceEpoch ms: Int64) -> String {
-        let days = ms >= 0 ? ms / 86_400_000 : (ms - 86_399_999) / 86_400_000
-        let inDay = ms - days * 86_400_000
-        // Howard Hinnant's civil_from_days.
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        func pad(_ n: Int64, _ width: Int) -> String {
-            let s = String(n)
-            return String(repeating: "0", count: max(0, width - s.count)) + s
-        }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(inDay / 3_600_000, 2)):"
-            + "\(pad(inDay / 60000 % 60, 2)):\(pad(inDay / 1000 % 60, 2)).\(pad(inDay % 1000, 3))Z"
+        let t = CivilTime(millisecondsSinceEpoch: ms)
+        let pad = CivilTime.pad
+        return "\(pad(t.year, 4))-\(pad(t.month, 2))-\(pad(t.day, 2))T\(pad(t.hour, 2)):"
+            + "\(pad(t.minute, 2)):\(pad(t.second, 2)).\(pad(t.millisecond, 3))Z"
     }
 }

@@ -1,17 +1,23 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Layering (C stays at the edges):
-//   CTurboJPEG CJPEG CPNG CWebP CMagic CLcms2 CDeflate CGif CAvif CHeif CKilnShims   system libraries + fixed-arity C shims
-//   KilnSystem      POSIX plumbing: read-all / write-all, atomic file writes, errno text, sleeps, clocks
-//   KilnCore        request model, spec parser, PixelBuffer, seams (protocols), errors; no C
-//   KilnCodecs      decoders, encoders, type sniffing: the only core target that sees C pointers
-//   KilnProcessing  resampler and processors over PixelBuffer; no C
-//   Kiln            the pipeline (load, sniff, decode, process, encode) and its default stages
-//   KilnServer      FastCGI responder (its own record reader, no libfcgi), master/worker processes, HTTP mapping, configuration
-//   KilnConfigFile  the TOML file (TOMLKit, hence Foundation) and the layering of settings: master and CLI only
-//   kiln            the command line and the master
-//   kiln-worker     a worker process (spawned by `kiln serve`; no TOML, Foundation or ArgumentParser)
+// Layering: each target imports only targets listed above it; the compiler enforces the rule
+// through the dependency lists below (a wrong-direction import does not build).
+//
+//   C targets        system libraries, dlopen shims (CAvif CHeif CKilnFetch) and fixed-arity shims:
+//                    CKilnCodecShims (setjmp/longjmp codec calls), CKilnProcessShims (spawn, signals, scoreboard)
+//   KilnPOSIX        fd I/O, files, clocks, locks, threads, sleeps: the only Swift target that reads errno
+//   KilnModel        request model, spec parser, PixelBuffer, seams (protocols), the settings framework, guards
+//   KilnCodecs       decoders, encoders, sniffing, colour: the only Swift target that sees codec C pointers
+//   KilnProcessing   resampler and processors over PixelBuffer
+//   KilnPipeline     the pipeline, its caches and render locks, local files (no HTTP, FastCGI or origins)
+//   KilnHTTP         HTTP request/response, image handler, request gate, error mapping, URL signatures
+//   KilnOrigins      HTTP and S3 sources (libcurl), SigV4, the SSRF guard, one fetch per source
+//   KilnFastCGI      FastCGI records, record reader and connection (a product of its own for Fuzz/)
+//   KilnServer       master (Supervisor decisions + I/O shell), worker, responder, scoreboard, metrics, logs
+//   KilnConfigFile   the TOML file and the layering of file, environment and flags (master and CLI only)
+//   KilnCommands     the ArgumentParser commands
+//   kiln (Sources/kiln-cli), kiln-worker   the executables
 //
 // Kiln is Linux-only: it uses Glibc, memfd_create, prctl(PR_SET_PDEATHSIG) and posix_spawn file
 // actions as found on Linux, so the package declares no Apple platforms.
@@ -34,7 +40,7 @@ let staticSwiftRuntime: [LinkerSetting] = [
         "-l_FoundationCollections", "-lCoreFoundation", "-l_FoundationICU", "-lstdc++",
         "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
         "-Xlinker", "--no-export-dynamic",
-    ] + linkOrder("Sources/kiln/kiln.order"), .when(platforms: [.linux], configuration: .release)),
+    ] + linkOrder("Sources/kiln-cli/kiln.order"), .when(platforms: [.linux], configuration: .release)),
 ]
 
 // `kiln-worker` (what `kiln serve` spawns) reads no TOML and no command line: it links the same
@@ -61,9 +67,10 @@ let package = Package(
     products: [
         .executable(name: "kiln", targets: ["kiln"]),
         .executable(name: "kiln-worker", targets: ["kiln-worker"]),
-        .library(name: "Kiln", targets: ["Kiln"]),
-        // For the fuzz harnesses (Fuzz/): the FastCGI record reader lives in KilnServer.
-        .library(name: "KilnServer", targets: ["KilnServer"]),
+        .library(name: "KilnPipeline", targets: ["KilnPipeline"]),
+        // For the fuzz harnesses (Fuzz/).
+        .library(name: "KilnHTTP", targets: ["KilnHTTP"]),
+        .library(name: "KilnFastCGI", targets: ["KilnFastCGI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -72,6 +79,8 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
     ],
     targets: [
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
@@ -85,49 +94,74 @@ let package = Package(
         // libavif and libheif: headers only; the shims load the libraries on first use (dlopen).
         .target(name: "CAvif", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CHeif", linkerSettings: [.linkedLibrary("dl")]),
-        .target(name: "CKilnShims", dependencies: ["CPNG", "CJPEG", "CDeflate"]),
-
+        // The codec calls Swift cannot make (libjpeg's and libpng's setjmp/longjmp error handling).
+        .target(name: "CKilnCodecShims", dependencies: ["CPNG", "CJPEG", "CDeflate"]),
+        // The process calls Swift cannot make (posix_spawn file actions, prctl, signal masks, the
+        // shared-memory scoreboard's atomics, environ).
+        .target(name: "CKilnProcessShims"),
         // libcurl is loaded by the shim on first use (dlopen): servers without origins never map it.
         .target(name: "CKilnFetch", linkerSettings: [.linkedLibrary("dl")]),
-        .target(name: "KilnSystem", dependencies: ["CKilnFetch"]),
-        .target(name: "KilnCore", dependencies: [
-            "KilnSystem",
+
+        .target(name: "KilnPOSIX", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
+        .target(name: "KilnModel", dependencies: [
+            "KilnPOSIX",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .target(name: "KilnCodecs", dependencies: [
-            "KilnCore", "CTurboJPEG", "CPNG", "CWebP", "CMagic", "CLcms2", "CDeflate", "CGif", "CAvif", "CHeif", "CKilnShims",
+            "KilnModel", "CTurboJPEG", "CPNG", "CWebP", "CMagic", "CLcms2", "CDeflate", "CGif", "CAvif", "CHeif", "CKilnCodecShims",
         ]),
-        .target(name: "KilnProcessing", dependencies: ["KilnCore"]),
-        .target(name: "Kiln", dependencies: [
-            "KilnCore", "KilnCodecs", "KilnProcessing", "KilnSystem",
+        .target(name: "KilnProcessing", dependencies: ["KilnModel"]),
+        .target(name: "KilnPipeline", dependencies: [
+            "KilnModel", "KilnCodecs", "KilnProcessing", "KilnPOSIX",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        .target(name: "KilnHTTP", dependencies: [
+            "KilnPipeline", "KilnModel", "KilnPOSIX",
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .target(name: "KilnOrigins", dependencies: [
+            "KilnPipeline", "KilnHTTP", "KilnModel", "KilnPOSIX", "CKilnFetch",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        .target(name: "KilnFastCGI", dependencies: ["KilnPOSIX"]),
         .target(name: "KilnServer", dependencies: [
-            "Kiln", "KilnCodecs", "KilnSystem", "CKilnShims",
+            "KilnPipeline", "KilnHTTP", "KilnOrigins", "KilnFastCGI", "KilnCodecs", "KilnProcessing", "KilnModel", "KilnPOSIX",
+            "CKilnProcessShims",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         // The TOML file and the layering of settings: the master and the command line only.
         .target(name: "KilnConfigFile", dependencies: [
-            "KilnServer", "KilnCore", "KilnSystem", "CKilnShims",
+            "KilnModel", "KilnPOSIX", "CKilnProcessShims",
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
-        .executableTarget(name: "kiln", dependencies: [
-            "Kiln", "KilnServer", "KilnConfigFile", "KilnSystem",
+        .target(name: "KilnCommands", dependencies: [
+            "KilnServer", "KilnConfigFile", "KilnHTTP", "KilnOrigins", "KilnPipeline", "KilnProcessing", "KilnModel", "KilnPOSIX",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ], exclude: ["kiln.order"], linkerSettings: staticSwiftRuntime),
-        // Sources/kiln-worker/CustomProcessors.swift is a link to Sources/kiln's: one list.
+        ]),
+        .executableTarget(name: "kiln", dependencies: ["KilnCommands", "KilnProcessing"], path: "Sources/kiln-cli",
+                          exclude: ["kiln.order"], linkerSettings: staticSwiftRuntime),
+        // Sources/kiln-worker/CustomProcessors.swift is a link to Sources/kiln-cli's: one list.
         .executableTarget(name: "kiln-worker", dependencies: [
-            "KilnServer", "KilnCore", "KilnProcessing", "KilnSystem",
+            "KilnServer", "KilnModel", "KilnProcessing", "KilnPOSIX",
         ], exclude: ["kiln-worker.order"], linkerSettings: staticWorkerRuntime),
 
-        .testTarget(name: "KilnSystemTests", dependencies: ["KilnSystem"]),
-        .testTarget(name: "KilnCoreTests", dependencies: ["KilnCore"]),
+        // Test doubles and fixtures shared by the test targets (not shipped).
+        .target(name: "KilnTestSupport", dependencies: [
+            "KilnPipeline", "KilnModel", "KilnPOSIX", .product(name: "Logging", package: "swift-log"),
+        ], path: "Tests/KilnTestSupport"),
+
+        .testTarget(name: "KilnPOSIXTests", dependencies: ["KilnPOSIX"]),
+        .testTarget(name: "KilnModelTests", dependencies: ["KilnModel"]),
         .testTarget(name: "KilnCodecsTests", dependencies: ["KilnCodecs"]),
         .testTarget(name: "KilnProcessingTests", dependencies: ["KilnProcessing"]),
-        .testTarget(name: "KilnTests", dependencies: ["Kiln"]),
-        .testTarget(name: "KilnServerTests", dependencies: ["KilnServer", "KilnConfigFile"]),
+        .testTarget(name: "KilnPipelineTests", dependencies: ["KilnPipeline", "KilnHTTP", "KilnTestSupport"]),
+        .testTarget(name: "KilnHTTPTests", dependencies: ["KilnHTTP"]),
+        .testTarget(name: "KilnOriginsTests", dependencies: ["KilnOrigins", "KilnPipeline", "KilnHTTP", "KilnTestSupport"]),
+        .testTarget(name: "KilnServerTests", dependencies: ["KilnServer", "KilnHTTP", "KilnOrigins", "KilnFastCGI", "KilnConfigFile"]),
     ]
 )

@@ -22,7 +22,7 @@ let harnesses = [
 ]
 
 /// Harnesses that need more than the `Kiln` library product.
-let extraProducts: [String: String] = ["FuzzFastCGI": "KilnServer"]
+let extraProducts: [String: String] = ["FuzzFastCGI": "KilnFastCGI", "FuzzURLSignature": "KilnHTTP"]
 
 let package = Package(
     name: "KilnFuzz",
@@ -30,7 +30,7 @@ let package = Package(
     targets: harnesses.map { name in
         .executableTarget(
             name: name,
-            dependencies: [.product(name: "Kiln", package: "Kiln")]
+            dependencies: [.product(name: "KilnPipeline", package: "Kiln")]
                 + (extraProducts[name].map { [.product(name: $0, package: "Kiln")] } ?? []),
             // The harness file defines no main: libFuzzer's runtime provides it.
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]

@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// Looks codecs up by format, for the pipeline's stages (`PipelineStages.decoder` / `.encoder`).
 ///

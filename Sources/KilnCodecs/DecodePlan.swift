@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// What decoding a source will hold in memory, known from its bytes and header before anything
 /// is decoded (issue 14, the memory budget): the decoded buffer's size after shrink-on-load and

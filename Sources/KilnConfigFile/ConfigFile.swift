@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 import TOMLKit
 
 /// The configuration file: TOML, one table per section (`[server]`, `[limits]`, ...), read into

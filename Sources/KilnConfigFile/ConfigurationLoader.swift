@@ -1,21 +1,22 @@
-import CKilnShims
+import CKilnProcessShims
 import Glibc
-import KilnCore
-import KilnServer
-import KilnSystem
+import KilnModel
+import KilnPOSIX
 
 /// Layers the raw settings: defaults (the declarations) < TOML file < environment < flags, and
 /// refuses keys that no declaration knows (`KilnConfiguration.catalog`).
 ///
 /// Run it again to reload (SIGHUP): it re-reads the file and the environment each time.
 ///
-/// It lives in KilnConfigFile, apart from KilnServer, with `ConfigFile`: only the master and the
+/// It lives in KilnConfigFile, apart from the server (it knows settings only through the catalog
+/// it is given), with `ConfigFile`: only the master and the
 /// command line read TOML (TOMLKit needs the whole of Foundation and ICU); `kiln-worker` takes the
 /// master's validated `SettingsSnapshot` and links neither (README "Memory").
 public struct ConfigurationLoader: Sendable {
     public var catalog: SettingsCatalog
 
-    public init(catalog: SettingsCatalog = KilnConfiguration.catalog) {
+    /// `catalog`: every declared key (`KilnConfiguration.catalog` for the server).
+    public init(catalog: SettingsCatalog) {
         self.catalog = catalog
     }
 

@@ -1,1 +1,1 @@
-../kiln/CustomProcessors.swift
+../kiln-cli/CustomProcessors.swift

@@ -1,7 +1,7 @@
 import Glibc
-import KilnCore
+import KilnModel
 import KilnServer
-import KilnSystem
+import KilnPOSIX
 
 // `kiln-worker`: one worker process, started by `kiln serve` (posix_spawn of the `kiln-worker`
 // next to `kiln`) with the listening socket on fd 0, the master's validated settings on fd 3
@@ -42,6 +42,6 @@ do {
     fail("invalid configuration: \(error)")
 }
 let logger = LogLineHandler.bootstrap(settings.log, role: "worker")
-let worker = Worker(configuration: settings.server, values: values, masterPID: masterPID,
+let worker = Worker(settings: settings, masterPID: masterPID,
                     scoreboardSlot: scoreboardSlot, logger: logger)
 exit(worker.run(makeHandler: HandlerFactory(processors: CustomProcessors.registry).makeHandler))

@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 import KilnCodecs
 import Testing
 

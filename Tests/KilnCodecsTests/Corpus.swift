@@ -1,5 +1,5 @@
 import Foundation
-import KilnCore
+import KilnModel
 
 /// The shared test corpus (`../shared/corpus` beside the repository) and its MANIFEST.tsv.
 enum Corpus {

@@ -1,5 +1,5 @@
 import Foundation
-import KilnCore
+import KilnModel
 import KilnCodecs
 import Testing
 

@@ -1,5 +1,5 @@
 import Testing
-import KilnCore
+import KilnModel
 @testable import KilnCodecs
 
 /// What the memory budget learns from a source's bytes before decoding (`DecodePlan`).

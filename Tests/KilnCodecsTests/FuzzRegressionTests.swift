@@ -1,6 +1,6 @@
 import Foundation
 import KilnCodecs
-import KilnCore
+import KilnModel
 import Testing
 
 /// Replays the inputs the fuzzers found (Tests/fuzz-regressions/<harness>/) through the same

@@ -1,6 +1,6 @@
 import Foundation
 import KilnCodecs
-import KilnCore
+import KilnModel
 import Testing
 
 /// Structures that cost a decoder without being an image (issue 9, "Bad input, once more"),

@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 @testable import KilnCodecs
 import Testing
 

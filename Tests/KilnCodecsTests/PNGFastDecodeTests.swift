@@ -1,5 +1,5 @@
 import Testing
-import KilnCore
+import KilnModel
 @testable import KilnCodecs
 
 /// The fast PNG decode path (libdeflate + Swift unfilter, issue 15) against libpng's: for every

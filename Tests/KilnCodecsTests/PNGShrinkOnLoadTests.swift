@@ -1,5 +1,5 @@
 import Testing
-import KilnCore
+import KilnModel
 @testable import KilnCodecs
 
 /// Large PNGs read row by row and box-averaged while decoding (issue 14): the rows libpng's row

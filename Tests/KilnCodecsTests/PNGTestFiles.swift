@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// PNG files built byte by byte for the fast-path tests: rows filtered with a chosen filter type,
 /// stored zlib blocks, IDAT split into pieces, CRCs recomputed after a deliberate corruption.

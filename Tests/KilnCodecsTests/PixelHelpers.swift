@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// Pixel helpers for the codec tests.
 enum PixelHelpers {

@@ -1,5 +1,5 @@
 import CLcms2
-import KilnCore
+import KilnModel
 @testable import KilnCodecs
 import Testing
 

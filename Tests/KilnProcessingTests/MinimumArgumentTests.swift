@@ -1,5 +1,5 @@
 import Testing
-import KilnCore
+import KilnModel
 @testable import KilnProcessing
 
 /// No argument yields a black or empty picture: every float-taking step at its smallest accepted

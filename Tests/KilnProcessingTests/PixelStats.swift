@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 @testable import KilnProcessing
 
 /// Measurements over pixels for the processor tests.

@@ -1,5 +1,5 @@
 import Testing
-import KilnCore
+import KilnModel
 import KilnProcessing
 
 // The README's custom processor example, verbatim between the markers: it must compile and work.

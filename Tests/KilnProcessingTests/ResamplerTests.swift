@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 import Testing
 @testable import KilnProcessing
 

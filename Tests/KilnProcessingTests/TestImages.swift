@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// Small synthetic images for the processing tests.
 enum TestImages {

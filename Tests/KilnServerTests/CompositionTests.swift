@@ -1,9 +1,12 @@
 import Foundation
 import Logging
 import Testing
-import Kiln
+import KilnOrigins
+@testable import KilnHTTP
+@testable import KilnFastCGI
+import KilnPipeline
 import KilnCodecs
-import KilnCore
+import KilnModel
 @testable import KilnServer
 
 /// A folder with a small PNG (made by the real encoder) and a corrupt one.
@@ -45,9 +48,9 @@ let quietLogger: Logger = {
         let folder = try ImageFolder("echo")
         defer { folder.remove() }
         var values = folder.values
-        #expect(try HandlerFactory().makeHandler(values, quietLogger) is ImageHandler)
+        #expect(try HandlerFactory().makeHandler(try KilnConfiguration(values), quietLogger) is ImageHandler)
         values.merge([DebugConfiguration.Key.echoHandler.key: "true"], origin: "test")
-        #expect(try HandlerFactory().makeHandler(values, quietLogger) is KilnServer.EchoHandler)
+        #expect(try HandlerFactory().makeHandler(try KilnConfiguration(values), quietLogger) is KilnServer.EchoHandler)
     }
 
     @Test func validateRefusesAMissingRoot() throws {

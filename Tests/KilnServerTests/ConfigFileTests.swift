@@ -1,7 +1,10 @@
 import Glibc
-import Kiln
-import KilnCore
+import KilnPipeline
+import KilnModel
 import Testing
+import KilnOrigins
+@testable import KilnHTTP
+@testable import KilnFastCGI
 @testable import KilnConfigFile
 @testable import KilnServer
 
@@ -98,9 +101,9 @@ import Testing
     }
 
     @Test func autoFormatsReachTheOutputSection() throws {
-        #expect(try load("[http]\nauto_formats = \"webp\"\n").output.autoFormats == [.webp])
-        #expect(try load("[http]\nauto_formats = \"\"\n").output.autoFormats == [])
-        #expect(try load("").output.autoFormats == [.avif, .webp])
+        #expect(try load("[http]\nauto_formats = \"webp\"\n").http.autoFormats == [.webp])
+        #expect(try load("[http]\nauto_formats = \"\"\n").http.autoFormats == [])
+        #expect(try load("").http.autoFormats == [.avif, .webp])
         #expect(throws: ConfigError.self) { try load("[http]\nauto_formats = \"avif,heic\"\n") }
         #expect(throws: ConfigError.self) { try load("[http]\nauto_formats = \"webp,webp\"\n") }
     }

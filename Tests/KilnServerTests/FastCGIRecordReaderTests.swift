@@ -1,4 +1,8 @@
 import Testing
+import KilnPipeline
+import KilnOrigins
+@testable import KilnHTTP
+@testable import KilnFastCGI
 @testable import KilnServer
 
 /// The FastCGI record reader over bytes: whole requests in any split, padding, long lengths,

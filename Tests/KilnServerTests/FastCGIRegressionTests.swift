@@ -1,6 +1,10 @@
 import Foundation
 import KilnServer
 import Testing
+import KilnPipeline
+import KilnOrigins
+@testable import KilnHTTP
+@testable import KilnFastCGI
 
 /// Replays Tests/fuzz-regressions/FuzzFastCGI/ (inputs of the FastCGI record reader harness,
 /// Fuzz/Sources/FuzzFastCGI): fed whole or one byte at a time, each gives the same requests and

@@ -3,6 +3,10 @@ import Foundation
 import Glibc
 import Logging
 import Testing
+import KilnPipeline
+import KilnOrigins
+@testable import KilnHTTP
+@testable import KilnFastCGI
 @testable import KilnServer
 
 /// Echoes what it received, so the test can check the param mapping over a real FastCGI connection.
@@ -259,5 +263,5 @@ extension [UInt8] {
     }
 }
 
-import CKilnShims
+import CKilnProcessShims
 func kiln_is_listening_socket_for_test(_ fd: Int32) -> Bool { kiln_is_listening_socket(fd) == 1 }

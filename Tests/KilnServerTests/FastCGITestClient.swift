@@ -1,3 +1,5 @@
+import KilnFastCGI
+import KilnHTTP
 import Glibc
 
 /// A minimal FastCGI client (one responder request per connection, as nginx sends them), so the

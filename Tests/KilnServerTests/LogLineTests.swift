@@ -1,6 +1,10 @@
-import KilnCore
+import KilnModel
 import Logging
 import Testing
+import KilnPipeline
+import KilnOrigins
+@testable import KilnHTTP
+@testable import KilnFastCGI
 @testable import KilnServer
 
 @Suite struct LogLineTests {

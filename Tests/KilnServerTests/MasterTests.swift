@@ -1,5 +1,9 @@
 import Glibc
 import Testing
+import KilnPipeline
+import KilnOrigins
+@testable import KilnHTTP
+@testable import KilnFastCGI
 @testable import KilnServer
 
 @Suite struct MasterTests {

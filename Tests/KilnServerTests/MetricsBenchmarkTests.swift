@@ -1,7 +1,10 @@
 import Foundation
 import Glibc
-import Kiln
+import KilnPipeline
 import Testing
+import KilnOrigins
+@testable import KilnHTTP
+@testable import KilnFastCGI
 @testable import KilnServer
 
 /// What the worker's per-request bookkeeping costs: the scoreboard and stage timing alone, and
@@ -20,7 +23,7 @@ struct MetricsBenchmarkTests {
                 monitor.sourceRead(format: .jpeg, bytes: 120_000)
                 monitor.resultEncoded(format: .webp, bytes: 9_000)
                 monitor.responding()
-                monitor.end(status: 200, bodyBytes: 9_000, cache: "MISS")
+                monitor.end(status: 200, bodyBytes: 9_000, cache: .miss)
             }
         }
         return (Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12) / Double(requests)

@@ -1,6 +1,10 @@
 import CoreMetrics
 import Glibc
 import Testing
+import KilnPipeline
+import KilnOrigins
+@testable import KilnHTTP
+@testable import KilnFastCGI
 @testable import KilnServer
 
 /// The metrics path without processes: worker handlers write cells, the exporter adds slots up
@@ -51,13 +55,13 @@ import Testing
         let exporter = MetricsExporter()
         let a = WorkerMetrics(factory: ScoreboardMetricsFactory(board: board, slot: 0))
         let b = WorkerMetrics(factory: ScoreboardMetricsFactory(board: board, slot: 1))
-        a.requestFinished(status: 200, bodyBytes: 100, cache: "MISS", nanoseconds: 3_000_000, stages: [.decode: 2_000_000])
-        b.requestFinished(status: 200, bodyBytes: 50, cache: "HIT-MEMORY", nanoseconds: 100_000, stages: [:])
-        b.requestFinished(status: 404, bodyBytes: 20, cache: "HIT-DISK", nanoseconds: 100_000, stages: [:])
+        a.requestFinished(status: 200, bodyBytes: 100, cache: .miss, nanoseconds: 3_000_000, stages: [.decode: 2_000_000])
+        b.requestFinished(status: 200, bodyBytes: 50, cache: .hitMemory, nanoseconds: 100_000, stages: [:])
+        b.requestFinished(status: 404, bodyBytes: 20, cache: .hitDisk, nanoseconds: 100_000, stages: [:])
         exporter.collect(board, slot: 0)
         exporter.collect(board, slot: 1)
         // The worker in slot 1 exits: last look, then the slot is reset for the next one.
-        b.requestFinished(status: 200, bodyBytes: 7, cache: "COALESCED", nanoseconds: 2_000_000_000, stages: [.wait: 1_900_000_000])
+        b.requestFinished(status: 200, bodyBytes: 7, cache: .coalesced, nanoseconds: 2_000_000_000, stages: [.wait: 1_900_000_000])
         exporter.collect(board, slot: 1)
         board.reset(1, pid: 0)
         exporter.forget(slot: 1)
@@ -103,7 +107,7 @@ import Testing
         #expect(text.contains(#"kiln_http_requests_total{class="2xx"} 9223372036854775807"#), "clamped, not a trap")
         // Real counts after it are still recorded.
         let a = WorkerMetrics(factory: ScoreboardMetricsFactory(board: board, slot: 1))
-        a.requestFinished(status: 200, bodyBytes: 1, cache: "MISS", nanoseconds: 1_000_000, stages: [:])
+        a.requestFinished(status: 200, bodyBytes: 1, cache: .miss, nanoseconds: 1_000_000, stages: [:])
         exporter.collect(board, slot: 1)
         let after = String(decoding: exporter.exposition(busy: 0, idle: 1, uptime: 1, board: board), as: UTF8.self)
         #expect(after.contains("kiln_request_duration_seconds_count 1"))

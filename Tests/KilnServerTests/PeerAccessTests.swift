@@ -1,9 +1,13 @@
 import Dispatch
 import Foundation
 import Glibc
-import KilnCore
+import KilnModel
 import Logging
 import Testing
+import KilnPipeline
+import KilnOrigins
+@testable import KilnHTTP
+@testable import KilnFastCGI
 @testable import KilnServer
 
 /// `server.allowed_peers` (CIDR matching, parsing) and `server.peer_secret` (config, constant-time

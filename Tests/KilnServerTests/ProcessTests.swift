@@ -2,6 +2,10 @@ import Dispatch
 import Foundation
 import Glibc
 import Testing
+import KilnPipeline
+import KilnOrigins
+@testable import KilnHTTP
+@testable import KilnFastCGI
 
 /// Black-box tests of `kiln serve`: the real binary, a unix socket in a temporary folder, and a
 /// FastCGI client speaking to it as nginx would. Each test takes one to three seconds.

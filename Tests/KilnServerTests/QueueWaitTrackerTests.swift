@@ -1,4 +1,8 @@
 import Testing
+import KilnPipeline
+import KilnOrigins
+@testable import KilnHTTP
+@testable import KilnFastCGI
 @testable import KilnServer
 
 @Suite struct QueueWaitTrackerTests {

@@ -1,6 +1,9 @@
-import Kiln
-import KilnCore
+import KilnPipeline
+import KilnModel
 import Testing
+import KilnOrigins
+@testable import KilnHTTP
+@testable import KilnFastCGI
 @testable import KilnServer
 
 @Suite struct RequestGateTests {
@@ -71,8 +74,8 @@ import Testing
     @Test func failuresMapTo403And410() {
         #expect(ErrorMapping.map(SignatureError.mismatch).status == 403)
         #expect(ErrorMapping.map(PolicyError.notAllowed(segment: "bl:2", reason: "x")).status == 403)
-        #expect(ErrorMapping.map(PipelineFailure(.expired, "gone")).status == 410)
-        #expect(!PipelineFailure.Kind.expired.isRememberable)
+        #expect(ErrorMapping.map(RequestRefusal.expired("gone")).status == 410)
+        #expect(ErrorMapping.map(PipelineFailure(.cancelled, "gone")).status == 499)
         #expect(HTTPResponse.reason(410) == "Gone")
     }
 

@@ -1,8 +1,11 @@
 import Glibc
-import Kiln
-import KilnCore
+import KilnPipeline
+import KilnModel
 import Logging
 import Testing
+import KilnOrigins
+@testable import KilnHTTP
+@testable import KilnFastCGI
 @testable import KilnServer
 
 /// The scoreboard as master and worker see it (both in this process: the worker's view maps the
@@ -73,7 +76,7 @@ import Testing
         do {
             try monitor.enter(.encode)
         } catch {
-            #expect(error.kind == .abandoned && error.message.contains("before encode"))
+            #expect(error.kind == .cancelled && error.message.contains("before encode"))
         }
         #expect(monitor.abandonedCount == 2)
         monitor.end(status: 499, bodyBytes: 0, cache: nil)
@@ -83,8 +86,8 @@ import Testing
     }
 
     @Test func abandonedIsNeverRememberedAndMapsTo499() {
-        #expect(!PipelineFailure.Kind.abandoned.isRememberable)
-        #expect(ErrorMapping.status(of: .abandoned) == 499)
+        #expect(!PipelineFailure.Kind.cancelled.isRememberable)
+        #expect(ErrorMapping.status(of: .cancelled) == 499)
     }
 
     @Test func theStatusSocketSitsBesideTheListenSocket() throws {

@@ -1,11 +1,15 @@
 import Glibc
-import KilnCore
+import KilnModel
 import Testing
+import KilnPipeline
+import KilnOrigins
+@testable import KilnHTTP
+@testable import KilnFastCGI
 @testable import KilnConfigFile
 @testable import KilnServer
 
 @Suite struct ServerConfigurationTests {
-    let loader = ConfigurationLoader()
+    let loader = ConfigurationLoader(catalog: KilnConfiguration.catalog)
 
     @Test func defaults() throws {
         let c = try ServerConfiguration(ConfigValues())

@@ -1,3 +1,5 @@
+import KilnFastCGI
+import KilnHTTP
 import Foundation
 import Glibc
 

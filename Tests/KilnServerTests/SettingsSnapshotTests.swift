@@ -1,6 +1,10 @@
 import Glibc
-import KilnCore
+import KilnModel
 import Testing
+import KilnPipeline
+import KilnOrigins
+@testable import KilnHTTP
+@testable import KilnFastCGI
 @testable import KilnServer
 
 @Suite struct SettingsSnapshotTests {

@@ -1,5 +1,5 @@
 import KilnCodecs
-import KilnCore
+import KilnModel
 
 /// The whole decode path on bytes (`CodecProbe.decodePath`): sniff (libmagic), header, limits,
 /// decode, conversion to sRGB. Max pixels is small to keep the runs fast; shrink-on-load is

@@ -1,4 +1,4 @@
-import KilnServer
+import KilnFastCGI
 
 /// The FastCGI record reader (FastCGIRequestParser) on arbitrary bytes, as a connection would
 /// deliver them: once whole and once in pieces whose size the first byte picks. Beyond "no

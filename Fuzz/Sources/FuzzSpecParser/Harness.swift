@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// SpecParser.parse on arbitrary bytes, as a raw path (REQUEST_URI) and as a decoded one
 /// (DOCUMENT_URI), with presets and a custom resolver configured like a real deployment.

@@ -1,4 +1,4 @@
-import KilnCore
+import KilnHTTP
 
 /// URLSignature.verify on arbitrary bytes as the raw request path, with two key pairs (rotation)
 /// at the full size and one truncated to 8 bytes. Properties beyond "no crash":

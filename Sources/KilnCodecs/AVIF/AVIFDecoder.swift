@@ -1,5 +1,5 @@
 import CAvif
-import KilnCore
+import KilnModel
 
 /// Decodes AVIF still images (the primary item; of an image sequence, the first frame) with
 /// libavif 0.11 and dav1d, one thread.

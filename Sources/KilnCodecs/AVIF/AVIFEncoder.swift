@@ -1,5 +1,5 @@
 import CAvif
-import KilnCore
+import KilnModel
 
 /// Encodes AVIF with libavif 0.11 and libaom (Debian 12's build also links rav1e and SVT-AV1;
 /// `AVIFEncoder.availableCodecs` says what is there at runtime).

@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// Converts pixels from their embedded ICC profile to sRGB with liblcms2 (`ColorConverting`).
 ///

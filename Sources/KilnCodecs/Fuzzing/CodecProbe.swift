@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// The codecs' own parsers over arbitrary bytes, for the libFuzzer harnesses (`Fuzz/`) and the
 /// unit test that replays their findings (`Tests/fuzz-regressions/`).

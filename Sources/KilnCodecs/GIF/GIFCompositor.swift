@@ -1,5 +1,5 @@
 import CGif
-import KilnCore
+import KilnModel
 
 /// The GIF canvas: draws frames at their offsets with their palette and transparent index, and
 /// applies each frame's disposal after it was shown. Pure Swift over an RGBA canvas; memory is

@@ -1,5 +1,5 @@
 import CGif
-import KilnCore
+import KilnModel
 
 /// Decodes GIF with giflib's low-level streaming API (`DGifGetRecordType`, `DGifGetImageDesc`,
 /// `DGifGetLine`), never `DGifSlurp` (which holds every frame of the file at once).

@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// A walk over a GIF's block structure (screen descriptor, extensions, image descriptors, the
 /// data sub-blocks skipped by their lengths) that decodes no pixel and allocates nothing per

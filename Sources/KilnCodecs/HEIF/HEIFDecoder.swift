@@ -1,5 +1,5 @@
 import CHeif
-import KilnCore
+import KilnModel
 
 /// Decodes HEIC/HEIF still images (the primary image) with libheif 1.15 and libde265.
 ///

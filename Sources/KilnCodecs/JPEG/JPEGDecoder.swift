@@ -1,5 +1,5 @@
 import CTurboJPEG
-import KilnCore
+import KilnModel
 
 /// Decodes JPEG with libjpeg-turbo's TurboJPEG API (v2, libjpeg-turbo 2.1), and with libjpeg's
 /// own API the colour files whose sampling factors TurboJPEG cannot classify (`LibJPEGFallback`).

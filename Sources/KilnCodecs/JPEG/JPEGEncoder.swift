@@ -1,5 +1,5 @@
 import CTurboJPEG
-import KilnCore
+import KilnModel
 
 /// Encodes JPEG with TurboJPEG (`tjCompress2`): 4:2:0 chroma subsampling, `options.quality`,
 /// progressive when `options.progressive`.

@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// What the JPEG decoder reads from the marker segments itself (TurboJPEG 2.1 exposes neither):
 /// the EXIF orientation, the ICC profile, EXIF and XMP payloads and whether an Adobe APP14 marker

@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// EXIF and XMP in JPEG: APP1 segments identified by "Exif\0\0" (then TIFF bytes) and by
 /// "http://ns.adobe.com/xap/1.0/\0" (then the XMP packet), as written by cameras and Adobe tools.

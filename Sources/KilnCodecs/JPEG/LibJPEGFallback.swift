@@ -1,5 +1,5 @@
-import CKilnShims
-import KilnCore
+import CKilnCodecShims
+import KilnModel
 
 /// libjpeg's own API for the JPEGs TurboJPEG's v2 API refuses while libjpeg decodes them: colour
 /// files whose sampling factors TurboJPEG cannot classify (3x2, 4x2, 1x4, a different factor per

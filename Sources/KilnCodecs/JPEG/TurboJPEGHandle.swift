@@ -1,5 +1,5 @@
 import CTurboJPEG
-import KilnCore
+import KilnModel
 
 /// One TurboJPEG compressor or decompressor handle, destroyed with its owner.
 ///

@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// A walk over PNG chunk headers (no CRC checks, no decompression) before libpng sees the file.
 ///

@@ -1,5 +1,5 @@
-import CKilnShims
-import KilnCore
+import CKilnCodecShims
+import KilnModel
 
 /// Decodes PNG with libpng's simplified API (`png_image_*`, which handles libpng's setjmp itself).
 ///

@@ -1,5 +1,5 @@
-import CKilnShims
-import KilnCore
+import CKilnCodecShims
+import KilnModel
 
 /// Encodes 8-bit RGB or RGBA PNG through a C shim (`kiln_png_encode`), writing into one growing
 /// memory buffer. libpng writes the container (signature, IHDR, iCCP, eXIf, iTXt); for

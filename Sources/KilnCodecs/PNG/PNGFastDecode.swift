@@ -1,5 +1,5 @@
 import CDeflate
-import KilnCore
+import KilnModel
 
 /// The fast decode path for the common PNGs (issue 15): 8-bit RGB or RGBA, non-interlaced, no
 /// tRNS, sRGB-encoded (no gAMA, an sRGB chunk, or gAMA 1/2.2: `PNGChunks.rowReadable`). For these

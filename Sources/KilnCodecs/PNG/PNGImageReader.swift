@@ -1,5 +1,5 @@
 import CPNG
-import KilnCore
+import KilnModel
 
 /// One read through libpng's simplified API, from `png_image_begin_read_from_memory` to
 /// `png_image_finish_read`.

@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// EXIF and XMP in PNG: the eXIf chunk (TIFF bytes, PNG 1.5 extensions) and an iTXt chunk with
 /// the keyword "XML:com.adobe.xmp" (Adobe's XMP specification, part 3). Reading uses the chunk

@@ -1,5 +1,5 @@
-import CKilnShims
-import KilnCore
+import CKilnCodecShims
+import KilnModel
 
 /// Shrink-on-load for large PNGs (issue 14): when a resize comes first and the whole decoded
 /// source would be big, the rows are read one at a time through libpng's row API

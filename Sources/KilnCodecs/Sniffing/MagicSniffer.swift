@@ -1,5 +1,5 @@
 import CMagic
-import KilnCore
+import KilnModel
 
 /// Identifies bytes by content with libmagic (`MAGIC_MIME_TYPE`), never by file name.
 ///

@@ -1,5 +1,5 @@
 import CWebP
-import KilnCore
+import KilnModel
 
 /// Decodes animated WebP frame by frame with libwebpdemux's `WebPAnimDecoder`, which composites
 /// each frame onto its canvas (blending and disposal) and keeps only that canvas: memory is one

@@ -1,5 +1,5 @@
 import CWebP
-import KilnCore
+import KilnModel
 
 /// Encodes animated WebP with libwebpmux's `WebPAnimEncoder`: frames are added one at a time
 /// (each is encoded when added and only its bitstream is kept), with the loop count and each

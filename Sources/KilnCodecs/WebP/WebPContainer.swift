@@ -1,5 +1,5 @@
 import CWebP
-import KilnCore
+import KilnModel
 
 /// A parsed WebP container (libwebp's demuxer) over bytes that outlive it: canvas size, frame
 /// count and metadata chunks, without decoding any image data.

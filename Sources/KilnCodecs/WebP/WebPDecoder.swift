@@ -1,5 +1,5 @@
 import CWebP
-import KilnCore
+import KilnModel
 
 /// Decodes WebP with libwebp: still images with the advanced API, animations to their first frame.
 ///

@@ -1,5 +1,5 @@
 import CWebP
-import KilnCore
+import KilnModel
 
 /// Encodes WebP with libwebp's advanced API (`WebPConfig`, `WebPPicture`, `WebPMemoryWriter`).
 ///

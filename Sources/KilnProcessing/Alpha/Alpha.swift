@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// Alpha-channel helpers over 8-bit RGBA buffers.
 ///

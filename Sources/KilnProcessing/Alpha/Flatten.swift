@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// Composites RGBA onto an opaque background colour and returns RGB (3 channels).
 ///

@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// `posterize:<levels>` (2...32): an example custom processor. Each colour channel is reduced to
 /// `levels` evenly spaced values, `round(round(v (n−1) / 255) × 255 / (n−1))`; alpha is kept.

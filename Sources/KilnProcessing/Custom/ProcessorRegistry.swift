@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// Custom processors by name: a build registers Swift `ImageProcessing` types, and their names
 /// become URL options (`posterize:4`).

@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// The colour filters of the URL, each an affine `ColorMatrix` over (r, g, b) in 0...255.
 /// Alpha is never touched. `L = 0.2126 r + 0.7152 g + 0.0722 b` (Rec. 709 luma) throughout.

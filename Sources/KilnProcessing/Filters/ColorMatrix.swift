@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// An affine colour transform: `out = M · (r, g, b) + offset`, clamped to 0...255, alpha untouched.
 ///

@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// An image as `Float` samples, interleaved like `PixelBuffer` (RGB or RGBA, 0...255), for the
 /// filters that need more precision than bytes (blur, sharpen).

@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// Blur and sharpen over vertical strips of the image, so that their float intermediates stay
 /// small (issue 14): a whole 12 MP RGB photo as floats is 144 MB per copy, and blur holds two

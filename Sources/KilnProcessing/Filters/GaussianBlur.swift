@@ -1,5 +1,5 @@
 import Glibc
-import KilnCore
+import KilnModel
 
 /// `blur:<sigma>` (`bl`): a Gaussian blur of standard deviation `sigma` pixels.
 ///

@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// `sharpen:<sigma>` (`sh`): an unsharp mask, `out = image + amount × (image − blur(image, sigma))`
 /// with `amount` fixed at 1 (the detail finer than `sigma` is doubled), clamped to 0...255.

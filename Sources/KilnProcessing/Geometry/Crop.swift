@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// `crop:<w>:<h>[:<gravity>]` and `crop:<w>:<h>:<x>:<y>`: cuts a window out of the image.
 ///

@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// The EXIF `Orientation` tag (0x0112): how the stored pixels must be transformed to display.
 ///

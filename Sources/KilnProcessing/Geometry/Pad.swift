@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// `pad:<t>:<r>:<b>:<l>`: adds borders around the image.
 ///

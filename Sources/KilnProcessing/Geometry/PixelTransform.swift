@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// A clockwise rotation by a multiple of 90°.
 public enum Rotation: Int, Sendable, Hashable, CaseIterable {

@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// `rotate:<90|180|270>` (`rot`): a clockwise rotation, lossless (`PixelTransform.rotate`).
 public struct Rotate: ImageProcessing, Sendable, Hashable {
@@ -17,9 +17,9 @@ public struct Rotate: ImageProcessing, Sendable, Hashable {
 
 /// `flip:<h|v|hv>`: mirrors left-right (`h`), top-bottom (`v`) or both (`hv`, a 180° rotation).
 public struct Flip: ImageProcessing, Sendable, Hashable {
-    public var direction: KilnCore.FlipDirection
+    public var direction: KilnModel.FlipDirection
 
-    public init(_ direction: KilnCore.FlipDirection) {
+    public init(_ direction: KilnModel.FlipDirection) {
         self.direction = direction
     }
 

@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// Finds the most detailed window of a given size: gravity `smart`, for `crop` and `fill`.
 ///

@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// Turns the request's `Operation` values (plain data, in URL order) into processors.
 ///

@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// The resize processor (`rs:<w>:<h>:<mode>`): plans on the logical size, resamples the input.
 ///

@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// A separable Lanczos-3 resampler over `PixelBuffer`.
 ///

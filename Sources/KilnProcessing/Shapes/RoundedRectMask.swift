@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// A `width × height` rectangle whose corners are quarter circles of `radius` (at most half the
 /// short side). With the radius at half the side of a square it is a disc: `Circle` uses it too.

@@ -1,4 +1,4 @@
-import KilnCore
+import KilnModel
 
 /// A shape over a `width × height` image, with antialiased edges: the fraction of each pixel
 /// that lies inside it (its coverage).

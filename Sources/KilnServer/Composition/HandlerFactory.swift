@@ -1,7 +1,8 @@
-import Kiln
-import KilnCore
+import KilnHTTP
+import KilnPipeline
+import KilnModel
 import KilnProcessing
-import KilnSystem
+import KilnPOSIX
 import Logging
 
 /// The composition root of a worker: builds what it serves with from typed configuration (the
@@ -23,14 +24,13 @@ public struct HandlerFactory: Sendable {
 
     /// Runs once in each worker, with the master's validated values: the image handler, or the
     /// echo handler of the process tests when `debug.echo_handler` is on.
-    public func makeHandler(_ values: ConfigValues, _ logger: Logger) throws -> any RequestHandling {
-        let configuration = try KilnConfiguration(values)
+    public func makeHandler(_ configuration: KilnConfiguration, _ logger: Logger) throws -> any RequestHandling {
         if configuration.debug.echoHandler {
             logger.warning("\(DebugConfiguration.Key.echoHandler.key) is on: answering with the worker PID, not rendering")
             return EchoHandler()
         }
-        var pipeline = try configuration.pipeline(processors: processors)
-        pipeline.sharedState = RecordLockFile.attach(fd: Master.sharedStateWorkerFD, name: Master.sharedStateName)
+        let pipeline = try configuration.pipeline(
+            processors: processors, sharedState: RecordLockFile.attach(fd: Master.sharedStateWorkerFD, name: Master.sharedStateName))
         return try makeImageHandler(pipeline: pipeline, cache: configuration.cache, http: configuration.http,
                                     security: configuration.security, renderTimeout: configuration.workerLimits.renderTimeout,
                                     logger: logger)

@@ -1,6 +1,7 @@
+import KilnHTTP
 import Glibc
-import KilnCore
-import KilnSystem
+import KilnModel
+import KilnPOSIX
 import Logging
 import Synchronization
 

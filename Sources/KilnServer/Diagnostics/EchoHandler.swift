@@ -1,5 +1,6 @@
+import KilnHTTP
 import Glibc
-import KilnSystem
+import KilnPOSIX
 
 /// Test instrumentation for the process layer, off by default: `debug.echo_handler = true` makes
 /// every worker answer with its PID instead of rendering, so the master/worker tests (respawn,

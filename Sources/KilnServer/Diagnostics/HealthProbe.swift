@@ -1,5 +1,7 @@
+import KilnFastCGI
+import KilnHTTP
 import Glibc
-import KilnSystem
+import KilnPOSIX
 
 /// `kiln health`: asks a running kiln whether it is healthy, for Docker's `HEALTHCHECK` and
 /// systemd (imgproxy's `imgproxy health`). By default it speaks FastCGI to the master's status

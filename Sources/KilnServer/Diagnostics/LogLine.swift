@@ -1,5 +1,6 @@
+import KilnHTTP
 import Logging
-import KilnSystem
+import KilnPOSIX
 
 /// `log.format`: how every log line of the master and the workers is written.
 public enum LogFormat: String, CaseIterable, Sendable {

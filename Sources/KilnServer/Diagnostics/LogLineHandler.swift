@@ -1,5 +1,6 @@
+import KilnHTTP
 import Glibc
-import KilnSystem
+import KilnPOSIX
 import Logging
 
 /// Kiln's swift-log handler: every line in `log.format` (`LogLine`), written to stderr with one

@@ -1,4 +1,6 @@
-import Kiln
+import KilnOrigins
+import KilnHTTP
+import KilnPipeline
 
 /// Every metric Kiln exports (`/_kiln/metrics`): name, help, type, label, and for the ones the
 /// workers count, where they live in a scoreboard slot. The one place names are written: the

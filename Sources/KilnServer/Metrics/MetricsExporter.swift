@@ -1,3 +1,4 @@
+import KilnHTTP
 import Prometheus
 
 /// The master's side of the metrics: adds up what every worker counted in its scoreboard slot and

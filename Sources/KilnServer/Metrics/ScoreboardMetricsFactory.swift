@@ -1,3 +1,4 @@
+import KilnHTTP
 import CoreMetrics
 
 /// A swift-metrics backend that counts into a worker's scoreboard slot: counters add to their

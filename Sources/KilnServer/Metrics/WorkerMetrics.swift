@@ -1,6 +1,8 @@
+import KilnOrigins
+import KilnHTTP
 import CoreMetrics
-import Kiln
-import KilnCore
+import KilnPipeline
+import KilnModel
 
 /// What a worker counts per request, through swift-metrics (`Counter`, `Timer`) on a backend that
 /// writes into its scoreboard slot (`ScoreboardMetricsFactory`). The master adds the slots up.
@@ -64,15 +66,15 @@ public final class WorkerMetrics {
         if fetch.resumed { originResumed.increment() }
     }
 
-    /// One answered request: its status, the body bytes sent, its `X-Cache` value, how long it
+    /// One answered request: its status, the body bytes sent, where it came from, how long it
     /// took in the worker, and the time of each render stage that ran.
-    public func requestFinished(status: Int, bodyBytes: Int, cache: String?, nanoseconds: Int64,
+    public func requestFinished(status: Int, bodyBytes: Int, cache: CacheOutcome?, nanoseconds: Int64,
                                 stages stageTimes: [RenderStage: Int64]) {
         let klass = status >= 500 ? "5xx" : status >= 400 ? "4xx" : status >= 300 ? "3xx" : "2xx"
         requests[klass]?.increment()
         if status == 499 { abandoned.increment() }
         if let outcome = WorkerMetrics.outcome(cache, status: status) { outcomes[outcome]?.increment() }
-        if cache == CacheOutcome.miss.headerValue { renders.increment() }
+        if cache == .miss { renders.increment() }
         if status == 200 { outputBytes.increment(by: Int64(bodyBytes)) }
         requestDuration.recordNanoseconds(nanoseconds)
         for (stage, ns) in stageTimes {
@@ -100,15 +102,15 @@ public final class WorkerMetrics {
         if entries > 0 { evictions.increment(by: Int64(entries)) }
     }
 
-    /// The `cache_requests_total` outcome of an answer: its `X-Cache`, or `negative` when a
+    /// The `cache_requests_total` outcome of an answer: where it came from, or `negative` when a
     /// remembered failure was served (an error status with a cache hit).
-    static func outcome(_ cache: String?, status: Int) -> String? {
+    static func outcome(_ cache: CacheOutcome?, status: Int) -> String? {
         switch cache {
-        case CacheOutcome.miss.headerValue?: "miss"
-        case CacheOutcome.hitMemory.headerValue?: status >= 400 ? "negative" : "hit_memory"
-        case CacheOutcome.hitDisk.headerValue?: status >= 400 ? "negative" : "hit_disk"
-        case CacheOutcome.coalesced.headerValue?: status >= 400 ? "negative" : "coalesced"
-        default: nil
+        case .miss?: "miss"
+        case .hitMemory?: status >= 400 ? "negative" : "hit_memory"
+        case .hitDisk?: status >= 400 ? "negative" : "hit_disk"
+        case .coalesced?: status >= 400 ? "negative" : "coalesced"
+        case nil: nil
         }
     }
 }

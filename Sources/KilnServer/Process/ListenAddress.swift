@@ -1,3 +1,4 @@
+import KilnHTTP
 import Glibc
 
 /// Where the master listens for nginx: a unix socket (`unix:/run/kiln/kiln.sock`) or a numeric
@@ -86,14 +87,4 @@ public struct ListenAddressError: Error, Equatable, Sendable, CustomStringConver
     }
 
     public var description: String { "invalid listen address '\(text)': \(reason); expected \(ListenAddress.forms)" }
-}
-
-extension String {
-    /// Without leading and trailing spaces and tabs (also used by KilnConfigFile).
-    public func trimmingSpacesAndTabs() -> String {
-        var s = Substring(self)
-        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
-        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
-        return String(s)
-    }
 }

@@ -1,5 +1,6 @@
+import KilnHTTP
 import Glibc
-import KilnSystem
+import KilnPOSIX
 
 /// The master's listening socket, shared by every worker as fd 0.
 ///

@@ -1,6 +1,8 @@
-import CKilnShims
+import KilnFastCGI
+import KilnHTTP
+import CKilnProcessShims
 import Glibc
-import KilnSystem
+import KilnPOSIX
 import Logging
 
 /// What the master answers itself, without a worker: `/_kiln/health` on the status socket

@@ -1,5 +1,6 @@
+import KilnHTTP
 import Glibc
-import Kiln
+import KilnPipeline
 import Logging
 
 /// The master's reading of the scoreboard: the render deadline (`limits.render_timeout`) and the

@@ -1,4 +1,5 @@
-import CKilnShims
+import KilnHTTP
+import CKilnProcessShims
 import FoundationEssentials
 import Glibc
 

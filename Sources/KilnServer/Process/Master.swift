@@ -1,7 +1,8 @@
-import CKilnShims
+import KilnHTTP
+import CKilnProcessShims
 import Glibc
-import KilnSystem
-import KilnCore
+import KilnPOSIX
+import KilnModel
 import Logging
 
 /// The supervising process: owns the listening socket, starts `workers` worker processes and keeps

@@ -1,7 +1,9 @@
-import CKilnShims
+import KilnFastCGI
+import KilnHTTP
+import CKilnProcessShims
 import Glibc
-import KilnCore
-import KilnSystem
+import KilnModel
+import KilnPOSIX
 import Logging
 
 /// Who may talk to Kiln over TCP. FastCGI has no authentication: whoever connects is believed
@@ -22,7 +24,7 @@ public struct PeerAccess: Sendable {
     public var secret: [UInt8]?
 
     /// The FastCGI param that carries the secret.
-    public static let secretParam = "KILN_PEER_SECRET"
+    public static let secretParam = PeerAccessError.secretParam
 
     public init(allowedPeers: [IPNetwork] = IPNetwork.loopback, secret: [UInt8]? = nil) {
         self.allowedPeers = allowedPeers
@@ -67,19 +69,6 @@ public struct PeerAccess: Sendable {
             diff |= x ^ y
         }
         return diff == 0
-    }
-}
-
-/// A request that did not carry the peer secret: 403 (`ErrorMapping`), nothing rendered.
-public enum PeerAccessError: Error, Equatable, Sendable, CustomStringConvertible {
-    case missingSecret
-    case wrongSecret
-
-    public var description: String {
-        switch self {
-        case .missingSecret: "refused: the FastCGI peer sent no \(PeerAccess.secretParam) param (server.peer_secret is set)"
-        case .wrongSecret: "refused: the FastCGI peer's \(PeerAccess.secretParam) does not match server.peer_secret"
-        }
     }
 }
 

@@ -1,18 +1,21 @@
-import CKilnShims
+import KilnOrigins
+import KilnFastCGI
+import KilnHTTP
+import CKilnProcessShims
 import Glibc
-import Kiln
-import KilnCore
+import KilnPipeline
+import KilnModel
 
 /// A worker's eyes on its request: publishes where the request is in the scoreboard (so the
 /// master can enforce `limits.render_timeout` and name the stage in its logs), times each stage
 /// and counts the request (`WorkerMetrics`, in the worker's slot), and stops work whose web server
 /// has gone: before each stage it polls the FastCGI connection for a hang-up (nginx closes it when
-/// its client leaves or it stops waiting), and throws `.abandoned` when it sees one, so nothing is
+/// its client leaves or it stops waiting), and throws `.cancelled` when it sees one, so nothing is
 /// decoded or rendered for nobody.
 ///
 /// The pipeline calls `enter` and the other `RenderObserving` methods; the FastCGI responder calls
 /// `begin`, `responding` and `end` around each request.
-public final class RequestMonitor: RenderObserving {
+public final class RequestMonitor: RenderObserving, OriginFetchObserving {
     let scoreboard: Scoreboard?
     let slot: Int
     let metrics: WorkerMetrics?
@@ -58,7 +61,7 @@ public final class RequestMonitor: RenderObserving {
     }
 
     /// The request is over: `status` and `bodyBytes` as written, `cache` its `X-Cache`.
-    public func end(status: Int, bodyBytes: Int, cache: String?) {
+    public func end(status: Int, bodyBytes: Int, cache: CacheOutcome?) {
         connectionFD = -1
         switchStage(to: .idle)
         metrics?.requestFinished(status: status, bodyBytes: bodyBytes, cache: cache,
@@ -71,7 +74,7 @@ public final class RequestMonitor: RenderObserving {
         scoreboard?.enter(slot, stage: stage, detail: detail)
         if connectionFD >= 0 && kiln_peer_closed(connectionFD) != 0 {
             abandonedCount += 1
-            throw PipelineFailure(.abandoned, "the web server closed the connection before \(stage.name): work stopped")
+            throw PipelineFailure(.cancelled, "the web server closed the connection before \(stage.name): work stopped")
         }
     }
 

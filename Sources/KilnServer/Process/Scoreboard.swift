@@ -1,7 +1,8 @@
-import CKilnShims
+import KilnHTTP
+import CKilnProcessShims
 import Glibc
-import Kiln
-import KilnSystem
+import KilnPipeline
+import KilnPOSIX
 
 /// The shared-memory table where each worker publishes what it is doing (php-fpm's scoreboard):
 /// the master creates it (a memfd, on fd 4 of every worker), each worker writes only its own slot,

@@ -1,13 +1,15 @@
-import CKilnShims
+import KilnFastCGI
+import KilnHTTP
+import CKilnProcessShims
 import Glibc
-import KilnSystem
+import KilnPOSIX
 import KilnCodecs
-import KilnCore
+import KilnModel
 import Logging
 
-/// Builds the request handler of a worker from the loaded settings. The real one renders images
-/// (`ImageHandler`); it is plugged in by the executable.
-public typealias RequestHandlerFactory = (ConfigValues, Logger) throws -> any RequestHandling
+/// Builds the request handler of a worker from its validated settings (built once per process).
+/// The real one renders images (`ImageHandler`); it is plugged in by the executable.
+public typealias RequestHandlerFactory = (KilnConfiguration, Logger) throws -> any RequestHandling
 
 /// One worker process: started by the master with the listening socket on fd 0, serves requests one
 /// at a time until told to stop, then exits.
@@ -20,8 +22,9 @@ public typealias RequestHandlerFactory = (ConfigValues, Logger) throws -> any Re
 /// master's reload signal is a hand-over (`kiln_send_handover`): the new generation takes the
 /// queue, the old worker exits after its request. See `kiln_server.h`.
 public struct Worker {
-    public var configuration: ServerConfiguration
-    public var values: ConfigValues
+    /// Every setting, validated once (from the master's snapshot).
+    public var settings: KilnConfiguration
+    public var configuration: ServerConfiguration { settings.server }
     /// The master's PID (`--master-pid`): the worker asks for SIGTERM when its parent dies and exits
     /// at once if the parent is already another process. nil when started by hand (spawn-fcgi).
     public var masterPID: pid_t?
@@ -40,14 +43,12 @@ public struct Worker {
         public static let configuration: Int32 = 2
     }
 
-    public init(configuration: ServerConfiguration, values: ConfigValues, masterPID: pid_t?,
-                scoreboardSlot: Int? = nil, logger: Logger) {
-        self.configuration = configuration
-        self.values = values
+    public init(settings: KilnConfiguration, masterPID: pid_t?, scoreboardSlot: Int? = nil, logger: Logger) {
+        self.settings = settings
         self.masterPID = masterPID
         self.scoreboardSlot = scoreboardSlot
         self.logger = logger
-        maxWorkerMemory = (try? WorkerLimitsConfiguration(values))?.maxWorkerMemory ?? 0
+        maxWorkerMemory = settings.workerLimits.maxWorkerMemory
     }
 
     /// Installs the stop handler. Call it first thing in a worker process (before loading settings),
@@ -95,7 +96,7 @@ public struct Worker {
 
         let handler: any RequestHandling
         do {
-            handler = try makeHandler(values, logger)
+            handler = try makeHandler(settings, logger)
         } catch let error as ConfigError {
             logger.error("invalid configuration: \(error)")
             return ExitStatus.configuration

@@ -1,0 +1,178 @@
+import KilnPipeline
+import KilnModel
+import KilnPOSIX
+import Logging
+
+/// Answers image requests: check the signature and allow-lists and parse the spec
+/// (`RequestGate`), refuse an expired URL, ask the pipeline (which owns the caches), add caching
+/// headers, honour conditional requests, map every error (`ErrorMapping`) to a short text answer.
+public final class ImageHandler: RequestHandling {
+    let pipeline: ImagePipeline
+    let gate: RequestGate
+    let http: HTTPConfiguration
+    let logger: Logger
+    /// Unix seconds now (tests move it).
+    let now: @Sendable () -> Int64
+
+    public init(pipeline: ImagePipeline, gate: RequestGate, http: HTTPConfiguration, logger: Logger,
+                now: @escaping @Sendable () -> Int64 = { WallClock.seconds() }) {
+        self.pipeline = pipeline
+        self.gate = gate
+        self.http = http
+        self.logger = logger
+        self.now = now
+    }
+
+    /// Without signing or allow-lists.
+    public convenience init(pipeline: ImagePipeline, parser: SpecParser, http: HTTPConfiguration, logger: Logger) {
+        self.init(pipeline: pipeline, gate: RequestGate(parser: parser), http: http, logger: logger)
+    }
+
+    public func observe(with observer: any RenderObserving) {
+        pipeline.observer = observer
+    }
+
+    /// Sweeps the disk cache when this worker wrote enough; called after the answer is sent.
+    public func afterResponse() {
+        pipeline.afterResponse()
+    }
+
+    /// Waits (at most 1 s: a replacement worker waits for this one to exit) for a disk cache sweep
+    /// this process started, so that its evictions are counted; a longer sweep is cut short by the
+    /// exit, which is harmless (it only unlinks whole entries) and the next sweep goes on.
+    public func finish() {
+        pipeline.finish(timeout: 1)
+    }
+
+    /// Every answer carries the phases that ran (`HTTPResponse.timeline`: `spec` for the checks of
+    /// the URL, `source` for an `If-Modified-Since` stat, then the pipeline's phases, or `pipeline`
+    /// for the time of a pipeline call that failed) and sends them as `Server-Timing`; an error
+    /// answer carries its reason for the access line (`AccessLog`), which is the only place it is
+    /// logged.
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        guard request.method == "GET" || request.method == "HEAD" else {
+            var r = errorResponse(405, "method \(request.method) not allowed; use GET or HEAD")
+            r.headers.append(("Allow", "GET, HEAD"))
+            r.reason = "method \(request.method) not allowed"
+            return r
+        }
+        var timeline = Timeline()
+        var response: HTTPResponse
+        pipeline.requestBegan()
+        do {
+            let imageRequest: ImageRequest, provenance: RequestGate.Provenance
+            do {
+                (imageRequest, provenance) = try gate.admit(request)
+                // Before the caches: an expired link is refused even when its image is cached.
+                if let expires = imageRequest.expires, now() > expires {
+                    throw RequestRefusal.expired("this URL expired at \(HTTPDate.format(secondsSinceEpoch: expires))")
+                }
+            } catch {
+                timeline.mark("spec")
+                throw error
+            }
+            timeline.mark("spec")
+            if let notModified = try notModifiedBySource(imageRequest, provenance, request, &timeline) {
+                response = notModified
+            } else {
+                let result: PipelineResult
+                do {
+                    result = try pipeline.image(for: imageRequest, accepted: FormatNegotiation(accept: request.headers["accept"], offered: http.autoFormats))
+                } catch {
+                    timeline.mark("pipeline")
+                    throw error
+                }
+                for phase in result.timeline.phases { timeline.add(phase.name, milliseconds: phase.milliseconds) }
+                response = self.response(for: result, imageRequest, provenance, request)
+            }
+        } catch {
+            let mapped = ErrorMapping.map(error)
+            response = errorResponse(mapped.status, mapped.message)
+            if let outcome = mapped.outcome { response.headers.append(("X-Cache", outcome.headerValue)) }
+            response.cacheOutcome = mapped.outcome
+            response.reason = mapped.logMessage
+        }
+        response.timeline = timeline
+        if http.serverTiming { response.headers.append(("Server-Timing", timeline.serverTimingHeader)) }
+        if !http.timingAllowOrigin.isEmpty { response.headers.append(("Timing-Allow-Origin", http.timingAllowOrigin)) }
+        return response
+    }
+
+    /// Whether the answer depends on `Accept`: `f:auto` with formats to negotiate
+    /// (`http.auto_formats`). Sent on 200s and 304s alike, whatever class the client fell in, so
+    /// a shared cache never hands one class's variant to another.
+    func varies(_ imageRequest: ImageRequest) -> Bool {
+        imageRequest.output.format == .auto && !http.autoFormats.isEmpty
+    }
+
+    /// `If-Modified-Since` without `If-None-Match`: a `stat` decides, no render.
+    func notModifiedBySource(_ imageRequest: ImageRequest, _ provenance: RequestGate.Provenance, _ request: HTTPRequest,
+                             _ timeline: inout Timeline) throws -> HTTPResponse? {
+        guard request.headers["if-none-match"] == nil,
+              let ims = request.headers["if-modified-since"].flatMap(HTTPDate.parse) else { return nil }
+        defer { timeline.mark("source") }
+        let version = try pipeline.sourceVersion(for: imageRequest)
+        guard version.mtimeSeconds <= ims else { return nil }
+        var headers = cachePolicy.headers(for: imageRequest, provenance: provenance, now: now())
+        headers.append(("Last-Modified", HTTPDate.format(secondsSinceEpoch: version.mtimeSeconds)))
+        if varies(imageRequest) { headers.append(("Vary", "Accept")) }
+        return HTTPResponse(status: 304, headers: headers)
+    }
+
+    func response(for image: PipelineResult, _ imageRequest: ImageRequest, _ provenance: RequestGate.Provenance,
+                  _ request: HTTPRequest) -> HTTPResponse {
+        var headers: [(String, String)] = [
+            ("Content-Type", image.contentType),
+            ("Content-Length", String(image.data.count)),
+        ]
+        headers += cachePolicy.headers(for: imageRequest, provenance: provenance, now: now())
+        headers += [
+            ("ETag", image.etag),
+            ("Last-Modified", HTTPDate.format(secondsSinceEpoch: image.sourceModified)),
+            ("X-Cache", image.outcome.headerValue),
+        ]
+        if varies(imageRequest) { headers.append(("Vary", "Accept")) }
+        var response: HTTPResponse
+        if let inm = request.headers["if-none-match"], ImageHandler.matches(inm, etag: image.etag) {
+            headers.removeAll { $0.0 == "Content-Type" || $0.0 == "Content-Length" }
+            response = HTTPResponse(status: 304, headers: headers)
+        } else {
+            response = HTTPResponse(status: 200, headers: headers, body: image.data)
+        }
+        response.cacheOutcome = image.outcome
+        return response
+    }
+
+    var cachePolicy: CacheControlPolicy {
+        CacheControlPolicy(cacheControl: http.cacheControl, cdnCacheControl: http.cdnCacheControl, immutable: http.immutable)
+    }
+
+    /// `If-None-Match` list matching (weak comparison, `*` matches anything).
+    static func matches(_ header: String, etag: String) -> Bool {
+        header.split(separator: ",").contains { raw in
+            var tag = raw.trimmingCharacters()
+            if tag == "*" { return true }
+            if tag.hasPrefix("W/") { tag = String(tag.dropFirst(2)) }
+            return tag == etag
+        }
+    }
+
+    func errorResponse(_ status: Int, _ message: String) -> HTTPResponse {
+        let body = Array((message + "\n").utf8)
+        return HTTPResponse(status: status, headers: [
+            ("Content-Type", "text/plain; charset=utf-8"),
+            ("Content-Length", String(body.count)),
+            ("Cache-Control", http.errorCacheControl),
+            ("X-Content-Type-Options", "nosniff"),
+        ], body: body)
+    }
+}
+
+extension Substring {
+    func trimmingCharacters() -> String {
+        var s = self
+        while s.first == " " { s = s.dropFirst() }
+        while s.last == " " { s = s.dropLast() }
+        return String(s)
+    }
+}

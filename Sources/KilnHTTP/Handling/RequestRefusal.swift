@@ -1,0 +1,14 @@
+/// The HTTP layer's own refusals, decided before the pipeline is asked (the pipeline's failures
+/// are `PipelineFailure`s): `ErrorMapping` gives each its status.
+public enum RequestRefusal: Error, Equatable, Sendable {
+    /// The URL carried an expiry (`exp:`) that has passed: it was valid once (410). Decided before
+    /// the caches are asked, never remembered.
+    case expired(String)
+
+    /// The one-line reason sent to the client.
+    public var message: String {
+        switch self {
+        case .expired(let m): m
+        }
+    }
+}

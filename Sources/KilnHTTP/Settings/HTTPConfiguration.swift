@@ -1,0 +1,73 @@
+import KilnModel
+
+/// `[http]`: headers of the answers.
+public struct HTTPConfiguration: ConfigSection, Equatable {
+    /// `Cache-Control` of images. A year by default: a variant never changes under its URL unless
+    /// the source does, and then its ETag changes.
+    public var cacheControl = Key.cacheControl.defaultValue
+    /// `Cache-Control: CDN-Cache-Control` (RFC 9213) of images, for CDNs that honour it: a lifetime
+    /// for the CDN apart from browsers'. Empty: not sent.
+    public var cdnCacheControl = Key.cdnCacheControl.defaultValue
+    /// Which image answers add `immutable` (`CacheControlPolicy`).
+    public var immutable = Key.immutable.defaultValue
+    /// `Cache-Control` of error answers; `no-store` so a CDN does not keep a 404 for a file that is
+    /// uploaded a moment later.
+    public var errorCacheControl = Key.errorCacheControl.defaultValue
+    /// Send `Server-Timing` with the phases that ran (images, 304s, errors).
+    public var serverTiming = Key.serverTiming.defaultValue
+    /// `Timing-Allow-Origin` of every image answer; empty: not sent.
+    public var timingAllowOrigin = Key.timingAllowOrigin.defaultValue
+
+    /// The formats `f:auto` may answer with, best first (`FormatNegotiation`); handed to the
+    /// pipeline as `OutputConfiguration.autoFormats`.
+    public var autoFormats = Key.autoFormats.defaultValue
+
+    public enum Key {
+        public static let cacheControl = Setting.text("http.cache_control", default: "public, max-age=31536000",
+                                                      doc: "`Cache-Control` of images")
+        public static let cdnCacheControl = Setting.text(
+            "http.cdn_cache_control", default: "", expected: "a Cache-Control value (one line)",
+            doc: "`CDN-Cache-Control` of images (RFC 9213: a CDN's own lifetime, e.g. `max-age=31536000, stale-if-error=86400`); empty: not sent",
+            check: { v in !v.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } })
+        public static let immutable = Setting<Immutability>.choice(
+            "http.immutable", default: .versioned,
+            doc: "add `immutable` to images' `Cache-Control`: `versioned` for URLs with `cb:<version>`, `signed` for those and every signed URL (only where sources never change under a path), `off`")
+        public static let errorCacheControl = Setting.text("http.error_cache_control", default: "no-store",
+                                                           doc: "`Cache-Control` of error answers")
+        public static let serverTiming = Setting.bool("http.server_timing", default: true, doc: "send `Server-Timing`")
+        public static let timingAllowOrigin = Setting.text(
+            "http.timing_allow_origin", default: "", expected: "origins such as * or https://example.com (one line)",
+            doc: "`Timing-Allow-Origin` (e.g. `*`) so browsers' Resource Timing reads `Server-Timing` cross-origin; empty: not sent",
+            check: { v in !v.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } })
+        public static let autoFormats = Setting<[ImageFormat]>.custom(
+            "http.auto_formats", default: FormatNegotiation.defaultOffered, type: "format list",
+            expected: "a comma-separated list of avif and webp, best first (e.g. avif,webp), or empty",
+            doc: "what `f:auto` may answer with, best first, when `Accept` allows it (`webp` turns AVIF off; empty: always the source's format)",
+            parse: HTTPConfiguration.parseAutoFormats, format: { $0.map(\.rawValue).joined(separator: ",") })
+    }
+
+    /// `avif,webp`-style lists: known output formats that `Accept` can name, each at most once.
+    static func parseAutoFormats(_ text: String) -> [ImageFormat]? {
+        var formats: [ImageFormat] = []
+        guard text.contains(where: { $0 != " " }) else { return formats }
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let name = part.filter { $0 != " " && $0 != "\t" }.lowercased()
+            guard let format = ImageFormat(rawValue: name), format == .avif || format == .webp,
+                  !formats.contains(format) else { return nil }
+            formats.append(format)
+        }
+        return formats
+    }
+
+    public static let fields: [ConfigField<Self>] = [
+        ConfigField(Key.cacheControl) { $0.cacheControl = $1 },
+        ConfigField(Key.cdnCacheControl) { $0.cdnCacheControl = $1 },
+        ConfigField(Key.immutable) { $0.immutable = $1 },
+        ConfigField(Key.errorCacheControl) { $0.errorCacheControl = $1 },
+        ConfigField(Key.serverTiming) { $0.serverTiming = $1 },
+        ConfigField(Key.timingAllowOrigin) { $0.timingAllowOrigin = $1 },
+        ConfigField(Key.autoFormats) { $0.autoFormats = $1 },
+    ]
+
+    public init() {}
+}

@@ -1,0 +1,92 @@
+/// The requested output format: a concrete format, `auto` (negotiated with `Accept`), or the source's.
+public enum FormatChoice: Sendable, Hashable {
+    /// Keep the source's format (no `f:` option).
+    case source
+    /// The first of `http.auto_formats` (default AVIF, then WebP) that the client accepts and
+    /// that can hold the result (`FormatNegotiation`), else the source format (PNG or JPEG by
+    /// alpha when the source's format cannot hold the result or cannot be written, e.g. HEIC);
+    /// answers carry `Vary: Accept`.
+    case auto
+    case format(ImageFormat)
+
+    public var canonical: String? {
+        switch self {
+        case .source: nil
+        case .auto: "auto"
+        case .format(let f): f.rawValue
+        }
+    }
+}
+
+/// Options for the encoder, from the URL.
+public struct OutputOptions: Sendable, Hashable {
+    public var format: FormatChoice = .source
+    /// 1...100; nil uses the configured default of the output format.
+    public var quality: Int?
+    /// `background:<hex>` (`bg`): what transparent pixels are flattened onto when the output has
+    /// no alpha, and the fill of `pad`; nil uses the configured `output.background`.
+    public var background: RGBColor?
+    /// `progressive:<0|1>` (`pg`): progressive JPEG, interlaced PNG; nil uses the configuration.
+    public var progressive: Bool?
+    /// `lossless:1` (`ll`): lossless WebP.
+    public var lossless = false
+    /// `strip:0` keeps the source's EXIF and XMP (orientation reset to 1); default strips them.
+    public var strip = true
+    /// `frame:<n>`: the 0-based frame of an animated source written as a still (any output
+    /// format); nil: the whole animation for animated outputs, the first frame for still ones.
+    /// Out of range is a 400 (`PipelineError.frameOutOfRange`); ignored for still sources.
+    public var frame: Int?
+
+    public init(format: FormatChoice = .source, quality: Int? = nil) {
+        self.format = format
+        self.quality = quality
+    }
+
+    /// The canonical segments of the output options, in a fixed order.
+    public var canonicalSegments: [String] {
+        var parts: [String] = []
+        if let background { parts.append("background:\(background)") }
+        if let quality { parts.append("q:\(quality)") }
+        if let f = format.canonical { parts.append("f:\(f)") }
+        if let progressive { parts.append("progressive:\(progressive ? 1 : 0)") }
+        if lossless { parts.append("lossless:1") }
+        if !strip { parts.append("strip:0") }
+        if let frame { parts.append("frame:\(frame)") }
+        return parts
+    }
+
+    /// The concrete output format for a source format and the request's `Accept` header, before the
+    /// result's size is known.
+    public func resolvedFormat(source: ImageFormat, accepted: FormatNegotiation) -> ImageFormat {
+        switch format {
+        case .format(let f): return f
+        case .source: return source
+        case .auto: return accepted.choice { _ in true } ?? source
+        }
+    }
+
+    /// The concrete output format once the result is known. `f:auto` takes the first accepted
+    /// offered format that can hold `size` (AVIF and WebP stop at 16384 and 16383 px); when none
+    /// can, the source's format, or, when that cannot hold the result either or cannot be written
+    /// (HEIC), PNG when the result has alpha and JPEG when not. Without `f:` a source that cannot
+    /// be written (HEIC) is written as PNG or JPEG by alpha too. An explicit format (or a
+    /// writable source's, without `f:`) is kept even when it cannot hold the result: the pipeline
+    /// refuses that with a 413 naming the limit.
+    ///
+    /// The choice is a function of the source (its format, whose version is in the cache key),
+    /// the request and the `Accept` class (`FormatNegotiation.token`), so the key derived before
+    /// rendering still names exactly one result.
+    public func resolvedFormat(source: ImageFormat, accepted: FormatNegotiation, size: PixelSize, hasAlpha: Bool) -> ImageFormat {
+        let fallback: ImageFormat = hasAlpha ? .png : .jpeg
+        switch format {
+        case .format(let f): return f
+        case .source: return source.isEncodable ? source : fallback
+        case .auto:
+            if let chosen = accepted.choice(where: { $0.canHold(size) }) {
+                return chosen
+            }
+            if source.isEncodable, source.canHold(size) { return source }
+            return fallback.canHold(size) ? fallback : .png
+        }
+    }
+}

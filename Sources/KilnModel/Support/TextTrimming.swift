@@ -1,0 +1,12 @@
+extension StringProtocol {
+    /// Without leading and trailing spaces and tabs (settings values, list items, header fields).
+    public func trimmingSpacesAndTabs() -> String {
+        var s = self[...]
+        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
+        return String(s)
+    }
+
+    /// `trimmingSpacesAndTabs()`.
+    public func trimmingSpaces() -> String { trimmingSpacesAndTabs() }
+}

@@ -1,0 +1,134 @@
+import Crypto
+import KilnPOSIX
+
+/// AWS Signature Version 4 for S3 GETs (the `Authorization` header, "AWS4-HMAC-SHA256"):
+///
+/// 1. the canonical request: method, the URL's path as sent (already URI-encoded: S3 paths are
+///    not normalized nor encoded twice), the (empty) query, the signed headers `name:value` sorted
+///    by lower-case name, their names joined by `;`, and the payload hash (an empty body's SHA-256);
+/// 2. the string to sign: `AWS4-HMAC-SHA256`, the `x-amz-date`, the scope
+///    `YYYYMMDD/region/s3/aws4_request` and the canonical request's SHA-256 in hex;
+/// 3. the signing key `HMAC(HMAC(HMAC(HMAC("AWS4" + secret, date), region), service), "aws4_request")`,
+///    and the signature: the string to sign's HMAC with it, in hex.
+///
+/// Signed: `host` (as curl sends it: `host[:port]`, without a scheme's default port),
+/// `x-amz-content-sha256`, `x-amz-date`, `x-amz-security-token` with temporary credentials, and
+/// whatever headers the caller asks to sign. Others (`If-None-Match`) may be added unsigned.
+public struct S3RequestSigner: Sendable, Equatable {
+    public var credentials: S3Credentials
+    public var region: String
+    public var service: String
+
+    /// SHA-256 of an empty body, the payload hash of every GET signed here.
+    public static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+    public init(credentials: S3Credentials, region: String, service: String = "s3") {
+        self.credentials = credentials
+        self.region = region
+        self.service = service
+    }
+
+    /// The headers to send with a GET of `url` at `time` (seconds since the epoch): `x-amz-date`,
+    /// `x-amz-content-sha256`, maybe `x-amz-security-token`, and `Authorization`, which also covers
+    /// `signing` (headers the caller sends too, e.g. `Range`). Nil when `url` is not
+    /// `http(s)://host[:port]/path` without a query or fragment.
+    public func headers(get url: String, at time: Int64,
+                        signing: [(name: String, value: String)] = []) -> [(name: String, value: String)]? {
+        guard let target = S3RequestSigner.target(of: url) else { return nil }
+        let date = S3RequestSigner.amzDate(time)
+        var added: [(name: String, value: String)] = [("x-amz-content-sha256", S3RequestSigner.emptyPayloadHash),
+                                                      ("x-amz-date", date)]
+        if let token = credentials.sessionToken { added.append(("x-amz-security-token", token)) }
+        let signed = [("host", target.host)] + signing + added
+        let (canonical, names) = S3RequestSigner.canonicalRequest(method: "GET", path: target.path, headers: signed,
+                                                                  payloadHash: S3RequestSigner.emptyPayloadHash)
+        let day = String(date.prefix(8))
+        let scope = "\(day)/\(region)/\(service)/aws4_request"
+        let toSign = S3RequestSigner.stringToSign(canonicalRequest: canonical, amzDate: date, scope: scope)
+        let key = S3RequestSigner.signingKey(secret: credentials.secretAccessKey, day: day, region: region, service: service)
+        let signature = S3RequestSigner.hex(S3RequestSigner.hmac(key, toSign))
+        added.append(("Authorization",
+                      "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyID)/\(scope),SignedHeaders=\(names),Signature=\(signature)"))
+        return added
+    }
+
+    /// The canonical request and its signed header names (`host;range;x-amz-date`). `path` is used
+    /// as given (encode it with `encodePath` first); the query is empty.
+    public static func canonicalRequest(method: String, path: String, headers: [(name: String, value: String)],
+                                        payloadHash: String) -> (request: String, signedHeaders: String) {
+        let canonical = headers.map { (name: $0.name.lowercased(), value: collapsedSpaces($0.value)) }
+            .sorted { $0.name < $1.name }
+        let names = canonical.map(\.name).joined(separator: ";")
+        let lines = canonical.map { "\($0.name):\($0.value)\n" }.joined()
+        return ([method, path.isEmpty ? "/" : path, "", lines, names, payloadHash].joined(separator: "\n"), names)
+    }
+
+    public static func stringToSign(canonicalRequest: String, amzDate: String, scope: String) -> String {
+        ["AWS4-HMAC-SHA256", amzDate, scope, hex(Array(SHA256.hash(data: Array(canonicalRequest.utf8))))]
+            .joined(separator: "\n")
+    }
+
+    /// The key of one day (`YYYYMMDD`), region and service.
+    public static func signingKey(secret: String, day: String, region: String, service: String) -> [UInt8] {
+        let dateKey = hmac(Array("AWS4\(secret)".utf8), day)
+        return hmac(hmac(hmac(dateKey, region), service), "aws4_request")
+    }
+
+    /// `YYYYMMDD'T'HHMMSS'Z'` in UTC.
+    public static func amzDate(_ seconds: Int64) -> String {
+        let t = CivilTime(millisecondsSinceEpoch: seconds * 1000)
+        let two = { CivilTime.pad($0, 2) }
+        return "\(CivilTime.pad(t.year, 4))\(two(t.month))\(two(t.day))T\(two(t.hour))\(two(t.minute))\(two(t.second))Z"
+    }
+
+    /// SigV4's URI encoding of an object key: every byte but `A-Z a-z 0-9 - . _ ~` (and `/`, which
+    /// separates segments) as `%XX` in upper-case hex.
+    public static func encodePath(_ key: some StringProtocol) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(key.utf8.count)
+        for byte in key.utf8 {
+            if isUnreserved(byte) || byte == 0x2f {
+                out.append(byte)
+            } else {
+                out += [0x25, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0x0f)]]
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The `Host` header curl sends for `url` and the path; nil for a URL this signer cannot sign.
+    static func target(of url: String) -> (host: String, path: String)? {
+        let lower = url.lowercased()
+        let defaultPort: String
+        if lower.hasPrefix("http://") { defaultPort = ":80" } else if lower.hasPrefix("https://") { defaultPort = ":443" } else { return nil }
+        let rest = url.drop { $0 != "/" }.dropFirst(2)
+        var host = String(rest.prefix { $0 != "/" })
+        let path = String(rest.dropFirst(host.count))
+        guard !host.isEmpty, !url.contains("?"), !url.contains("#") else { return nil }
+        if host.hasSuffix(defaultPort) { host.removeLast(defaultPort.count) }
+        return (host, path.isEmpty ? "/" : path)
+    }
+
+    static func collapsedSpaces(_ value: String) -> String {
+        value.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+    }
+
+    static func hmac(_ key: [UInt8], _ text: String) -> [UInt8] {
+        Array(HMAC<SHA256>.authenticationCode(for: Array(text.utf8), using: SymmetricKey(data: key)))
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes { out += [lowerHex[Int(b >> 4)], lowerHex[Int(b & 0x0f)]] }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+    private static let lowerHex = Array("0123456789abcdef".utf8)
+
+    private static func isUnreserved(_ b: UInt8) -> Bool {
+        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a)
+            || b == 0x2d || b == 0x2e || b == 0x5f || b == 0x7e
+    }
+}

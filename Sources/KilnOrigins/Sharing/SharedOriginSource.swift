@@ -1,0 +1,246 @@
+import KilnModel
+import KilnPipeline
+import KilnPOSIX
+
+/// The source stage of a server with origins and a disk cache: each remote source is fetched once
+/// for all the workers sharing the cache, and a download that breaks off is resumed.
+///
+/// Per remote source (`origin-a/cat.jpg`) the workers share, in the cache folder
+/// (`SharedOriginFiles`): a version record (identity, `ETag`, `Last-Modified`, when it was last
+/// checked, wall clock), the original under `CacheKey.original` (an ordinary entry, whatever
+/// `cache.store` says: that is what lets one fetch serve every worker), and a fetch lock
+/// (`DiskCache.lock(named:timeout:)`, the render locks' mechanism). A worker that finds the record checked
+/// within `source.revalidate_after` trusts it without asking the origin; otherwise it takes the
+/// lock and, holding it, reads the record again (another worker may just have fetched or
+/// revalidated) before asking the origin itself: a GET when nothing is known, a conditional GET
+/// (`If-None-Match` / `If-Modified-Since`) when a version is, the rest of a partial download
+/// (`PartialDownload`) when one is kept. So N workers asking for a cold source cost one origin
+/// request, and a revalidation one conditional request. The holder announces in the lock how long
+/// it may take (two fetches), so the others keep waiting for a slow origin; a lock that cannot be
+/// had (a read-only folder, a holder past its deadline) only costs the sharing: the worker asks
+/// the origin itself.
+///
+/// A body that breaks off (a connection cut, a time-out) after some bytes of a 200 with a
+/// validator is kept as a partial download; the request that saw it fails (502, or 504 for a
+/// time-out), and the next attempt, in any worker, asks for `Range: bytes=N-` with `If-Range`: a
+/// 206 continuing exactly there is appended, and the object becomes an entry only when complete
+/// with the announced length; a 200 (the object changed) replaces it; a 206 that does not fit
+/// (`PartialDownload.mismatch`) or a 416 drops it and the object is fetched whole.
+///
+/// Local paths go to `local` (through `CachingSource` when `cache.store` keeps originals).
+/// Without a disk cache there is none of this: each worker's `RemoteSource` remembers versions
+/// itself. Not thread-safe (the disk cache is not): one per process, like the pipeline.
+public final class SharedOriginSource: SourceLoading {
+    public let router: SourceRouter
+    public let local: any SourceLoading
+    let disk: DiskCache
+    let files: SharedOriginFiles
+    /// Seconds to wait for a fetch lock whose holder announced no deadline (`cache.lock_timeout`).
+    let lockTimeout: Double
+    /// Wall clock, milliseconds since the epoch.
+    let now: () -> Int64
+
+    public init(router: SourceRouter, local: any SourceLoading, disk: DiskCache, lockTimeout: Double = 10,
+                now: @escaping () -> Int64 = DiskCache.wallClockMilliseconds) {
+        self.router = router
+        self.local = local
+        self.disk = disk
+        self.files = SharedOriginFiles(path: disk.path)
+        self.lockTimeout = lockTimeout
+        self.now = now
+    }
+
+    public func identity(of path: String) throws(LoadError) -> SourceIdentity {
+        try open(path).identity
+    }
+
+    public func open(_ path: String) throws(LoadError) -> any OpenedSource {
+        guard let (remote, rest) = router.route(path) else { return try local.open(path) }
+        let id = SharedOriginFiles.id(path)
+        if let known = files.version(id, sourcePath: path), isFresh(known, remote) {
+            return SharedRemoteObject(owner: self, remote: remote, rest: rest, path: path, identity: known.identity, body: nil)
+        }
+        try remote.checkRemembered(rest)
+        let (version, body) = try exclusively(id, remote) { () throws(LoadError) -> (SharedVersion, [UInt8]?) in
+            let known = files.version(id, sourcePath: path)
+            if let known, isFresh(known, remote) { return (known, nil) }
+            return try refresh(remote, rest, path, id, known: known)
+        }
+        return SharedRemoteObject(owner: self, remote: remote, rest: rest, path: path, identity: version.identity, body: body)
+    }
+
+    public func load(_ path: String) throws(LoadError) -> SourceImage {
+        let opened = try open(path)
+        return SourceImage(path: path, data: try opened.readAll(), identity: opened.identity)
+    }
+
+    /// The bytes of `path` at `identity`: the stored original, else downloaded (once for all).
+    func bytes(_ remote: RemoteSource, _ rest: String, _ path: String, _ identity: SourceIdentity) throws(LoadError) -> [UInt8] {
+        let key = CacheKey.original(sourcePath: path, identity: identity)
+        if let data = original(key) { return data }
+        try remote.checkRemembered(rest)
+        let id = SharedOriginFiles.id(path)
+        return try exclusively(id, remote) { () throws(LoadError) -> [UInt8] in
+            if let data = original(key) { return data }
+            return try download(remote, rest, path, id).body
+        }
+    }
+
+    func isFresh(_ version: SharedVersion, _ remote: RemoteSource) -> Bool {
+        let age = now() - version.checkedAt
+        return age >= 0 && Double(age) < remote.revalidateAfter * 1000
+    }
+
+    private func original(_ key: CacheKey) -> [UInt8]? {
+        if case .image(let entry)? = disk.entry(for: key) { return entry.data }
+        return nil
+    }
+
+    /// Runs `body` holding the fetch lock `id`, or without it when it cannot be had.
+    private func exclusively<T>(_ id: String, _ remote: RemoteSource, _ body: () throws(LoadError) -> T) throws(LoadError) -> T {
+        switch disk.lock(named: id, timeout: lockTimeout) {
+        case .acquired(let lock, _):
+            defer { lock.release() }
+            // At most two GETs (a resume that starts over), each within source.fetch_timeout.
+            lock.announce(until: now() + Int64((2 * remote.fetcher.timeout + 1) * 1000))
+            return try body()
+        case .timedOut, .unavailable:
+            return try body()
+        }
+    }
+
+    /// Asks the origin about `path` (holding its lock): conditionally when a version is known and
+    /// no partial download waits, else for the whole object.
+    private func refresh(_ remote: RemoteSource, _ rest: String, _ path: String, _ id: String,
+                         known: SharedVersion?) throws(LoadError) -> (SharedVersion, [UInt8]?) {
+        guard let known, files.partial(id) == nil else {
+            let (version, body) = try download(remote, rest, path, id)
+            return (version, body)
+        }
+        let response: HTTPFetcher.Response
+        do {
+            response = try remote.request(rest, headers: RemoteSource.conditions(etag: known.etag, lastModified: known.lastModified))
+        } catch {
+            throw failed(error, remote, rest, id)
+        }
+        if response.status == 304 {
+            var checked = known
+            checked.checkedAt = now()
+            files.write(checked, id, sourcePath: path)
+            return (checked, nil)
+        }
+        let (version, body) = try complete(response, remote, rest, path, id)
+        return (version, body)
+    }
+
+    /// The whole object, resuming a partial download when one is kept.
+    private func download(_ remote: RemoteSource, _ rest: String, _ path: String,
+                          _ id: String) throws(LoadError) -> (version: SharedVersion, body: [UInt8]) {
+        if let (partial, kept) = files.partial(id) {
+            if partial.url == remote.origin.url(for: rest),
+               let done = try resume(partial, kept, remote, rest, path, id) { return done }
+            files.removePartial(id)
+        }
+        let response: HTTPFetcher.Response
+        do {
+            response = try remote.request(rest, headers: [])
+        } catch {
+            throw failed(error, remote, rest, id)
+        }
+        return try complete(response, remote, rest, path, id)
+    }
+
+    /// Asks for the rest of `partial`; nil when the answer does not continue it (start over).
+    private func resume(_ partial: PartialDownload, _ kept: [UInt8], _ remote: RemoteSource, _ rest: String,
+                        _ path: String, _ id: String) throws(LoadError) -> (version: SharedVersion, body: [UInt8])? {
+        let response: HTTPFetcher.Response
+        do {
+            response = try remote.request(rest, headers: partial.resumeHeaders)
+        } catch {
+            if case let .interrupted(cut, _, _) = error, cut.status == 206 {
+                // Broke off again: keep what continues the download, drop what does not.
+                if partial.mismatch(cut, interrupted: true) == nil {
+                    files.extendPartial(partial, with: cut.body, id)
+                } else {
+                    files.removePartial(id)
+                }
+                throw remote.loadError(error)
+            }
+            throw failed(error, remote, rest, id)
+        }
+        switch response.status {
+        case 206:
+            guard partial.mismatch(response, interrupted: false) == nil,
+                  let total = response.contentRange.flatMap(HTTPFetcher.ContentRange.init)?.total,
+                  let whole = partial.completes(kept, with: response.body, total: total) else { return nil }
+            guard total <= remote.fetcher.maxBytes else {
+                files.removePartial(id)
+                throw remote.loadError(.tooLarge("\(total) bytes"))
+            }
+            let full = HTTPFetcher.Response(status: 200, body: whole, etag: response.etag ?? partial.etag,
+                                            lastModified: response.lastModified ?? partial.lastModified,
+                                            contentLength: total, redirects: response.redirects)
+            return try complete(full, remote, rest, path, id)
+        case 416:
+            return nil
+        default:
+            // 200: the object changed since (If-Range), or the origin ignores ranges. Other
+            // statuses are the origin's answer about the object.
+            files.removePartial(id)
+            return try complete(response, remote, rest, path, id)
+        }
+    }
+
+    /// A whole answer: its version (errors for statuses other than 200), stored as the original
+    /// before the record names it, so a worker that reads the record finds the bytes.
+    private func complete(_ response: HTTPFetcher.Response, _ remote: RemoteSource, _ rest: String, _ path: String,
+                          _ id: String) throws(LoadError) -> (version: SharedVersion, body: [UInt8]) {
+        let accepted = try remote.accept(response, path: rest, checkedAt: 0)
+        let version = SharedVersion(identity: accepted.identity, etag: accepted.etag, lastModified: accepted.lastModified,
+                                    checkedAt: now())
+        files.removePartial(id)
+        let entry = CachedImage.original(response.body, sourceModified: version.identity.mtimeSeconds, sourcePath: path)
+        disk.store(.image(entry), for: CacheKey.original(sourcePath: path, identity: version.identity))
+        files.write(version, id, sourcePath: path)
+        return (version, response.body)
+    }
+
+    /// The error of a failed GET (remembered for `source.negative_ttl` unless the body broke off),
+    /// after keeping the bytes of a 200 that broke off.
+    private func failed(_ error: HTTPFetcher.Failure, _ remote: RemoteSource, _ rest: String, _ id: String) -> LoadError {
+        if case let .interrupted(cut, _, _) = error {
+            if let partial = PartialDownload(url: remote.origin.url(for: rest), interrupted: cut) {
+                files.startPartial(partial, bytes: cut.body, id)
+            } else {
+                files.removePartial(id)
+            }
+        }
+        return remote.remembering(error, for: rest)
+    }
+}
+
+/// One version of a shared remote source: its identity, and its bytes when the open fetched them.
+final class SharedRemoteObject: OpenedSource {
+    let owner: SharedOriginSource
+    let remote: RemoteSource
+    let rest: String
+    let path: String
+    let identity: SourceIdentity
+    private var body: [UInt8]?
+
+    init(owner: SharedOriginSource, remote: RemoteSource, rest: String, path: String, identity: SourceIdentity, body: [UInt8]?) {
+        self.owner = owner
+        self.remote = remote
+        self.rest = rest
+        self.path = path
+        self.identity = identity
+        self.body = body
+    }
+
+    func readAll() throws(LoadError) -> [UInt8] {
+        if let body { return body }
+        let fetched = try owner.bytes(remote, rest, path, identity)
+        body = fetched
+        return fetched
+    }
+}

@@ -1,0 +1,45 @@
+import KilnModel
+
+/// A rendered result as the caches keep it: the encoded bytes, their format, their digest and
+/// the version of the source they were made from.
+public struct CachedImage: Sendable, Equatable {
+    public var data: [UInt8]
+    /// The encoded format; nil for a source's original bytes as read (`CacheKey.original`).
+    public var format: ImageFormat?
+    /// The result's identity (`RenderedImage.digest`: 32 hex digits); empty for originals.
+    public var digest: String
+    /// The source's modification time in whole seconds since the epoch.
+    public var sourceModified: Int64
+    /// The source path relative to the root.
+    public var sourcePath: String
+
+    public init(data: [UInt8], format: ImageFormat?, digest: String, sourceModified: Int64, sourcePath: String) {
+        self.data = data
+        self.format = format
+        self.digest = digest
+        self.sourceModified = sourceModified
+        self.sourcePath = sourcePath
+    }
+
+    public init(_ rendered: RenderedImage, sourcePath: String) {
+        self.init(data: rendered.data, format: rendered.format, digest: rendered.digest,
+                  sourceModified: rendered.sourceIdentity.mtimeSeconds, sourcePath: sourcePath)
+    }
+
+    /// A source's bytes as read, kept as an original (`cache.store = original`/`both`).
+    public static func original(_ data: [UInt8], sourceModified: Int64, sourcePath: String) -> CachedImage {
+        CachedImage(data: data, format: nil, digest: "", sourceModified: sourceModified, sourcePath: sourcePath)
+    }
+}
+
+/// Where an answer came from (the HTTP layer says it as `X-Cache`, metrics count it).
+public enum CacheOutcome: String, Sendable, Equatable, CaseIterable {
+    /// This worker's memory cache.
+    case hitMemory
+    /// The disk cache, without waiting.
+    case hitDisk
+    /// Rendered by this request.
+    case miss
+    /// Waited while another process (or worker) rendered it, then read its entry.
+    case coalesced
+}

@@ -1,0 +1,160 @@
+import KilnModel
+import Logging
+
+/// One render for many requests: memory → disk → lock → disk again → render → disk + memory.
+///
+/// A request that finds neither cache takes the key's render lock (`RenderLocking`, the disk
+/// cache by default). Requests for the same key in other processes wait for it and then read the
+/// entry the holder wrote (`COALESCED`). The holder announces in the lock how long it may render
+/// (`renderTimeout`, the deadline past which its master kills it): a waiter keeps waiting while
+/// the holder is alive (its `flock` is held) and within that deadline, however long the render
+/// takes, and takes over only when the holder died (the kernel released its lock) or passed its
+/// deadline. Without an announced deadline a waiter gives up after `lockTimeout` and renders too. A render that fails in a
+/// way every later request would too (`PipelineFailure.Kind.isRememberable`: not found, corrupt,
+/// too large…) is stored as a short-lived negative entry, so the waiters and the next requests
+/// get the same failure without rendering; an internal failure is not remembered, and the next
+/// waiter renders itself. A holder killed with SIGKILL loses its lock with its life, and the next
+/// waiter renders.
+///
+/// Every failure leaves as a `PipelineFailure`; a remembered one says where it came from (`outcome`).
+/// Without a disk cache there are no locks: memory → render → memory.
+/// Not thread-safe: one per worker process. `ImagePipeline` owns one.
+public final class RenderCoordinator {
+    public let memory: any ImageCaching
+    public let disk: (any DataCaching)?
+    /// Who renders a key; nil renders without coordination.
+    public let locks: (any RenderLocking)?
+    /// Seconds to wait for another process rendering the same key when it announced no deadline.
+    public let lockTimeout: Double
+    /// Seconds a render may take before the master kills it (`limits.render_timeout`), announced
+    /// in the render lock; 0: none announced.
+    public let renderTimeout: Double
+    /// Seconds a rememberable failure is remembered; 0 remembers none.
+    public let negativeTTL: Double
+    /// Whether rendered results are written to disk (`cache.store` is not `original`).
+    public let storesFinal: Bool
+    let logger: Logger
+    let now: () -> Int64
+    /// Failures remembered by this process (hex → failure), so a bad URL costs no file read.
+    private var failures: [String: (failure: PipelineFailure, expires: Int64)] = [:]
+    private static let failureMemoLimit = 512
+
+    /// - Parameter locks: the render lock; by default the disk cache when it is one (`DiskCache`).
+    public init(memory: any ImageCaching, disk: (any DataCaching)?, locks: (any RenderLocking)? = nil,
+                lockTimeout: Double = 10, renderTimeout: Double = 0, negativeTTL: Double = 10,
+                storesFinal: Bool = true, logger: Logger,
+                now: @escaping () -> Int64 = DiskCache.wallClockMilliseconds) {
+        self.memory = memory
+        self.disk = disk
+        self.locks = locks ?? (disk as? any RenderLocking)
+        self.lockTimeout = lockTimeout
+        self.renderTimeout = renderTimeout
+        self.negativeTTL = negativeTTL
+        self.storesFinal = storesFinal
+        self.logger = logger
+        self.now = now
+    }
+
+    /// The caches of a configuration: a `MemoryCache`, and a `DiskCache` when `disk_path` is set.
+    /// Temporary files left by writers that died are removed at once.
+    public convenience init(_ configuration: CacheConfiguration, renderTimeout: Double = 0, logger: Logger) {
+        let disk = DiskCache(configuration, logger: logger)
+        disk?.removeAbandonedTemps()
+        self.init(memory: MemoryCache(configuration), disk: disk,
+                  lockTimeout: configuration.lockTimeout, renderTimeout: renderTimeout, negativeTTL: configuration.negativeTTL,
+                  storesFinal: configuration.storesFinal, logger: logger)
+    }
+
+    /// The result for `key`, from a cache or from `render` (called at most once, and only when no
+    /// cache has the key and no other process rendered it meanwhile). `observer` hears the
+    /// `wait` (render lock) and `store` stages and may stop the request there.
+    ///
+    /// Throws a `PipelineFailure` (any error of `render` is converted): with `outcome` when it
+    /// was remembered (`.miss` when this render's failure was just stored), without when it is
+    /// not remembered (internal failures, `negativeTTL` 0).
+    public func fetch(_ key: CacheKey, observer: (any RenderObserving)? = nil,
+                      render: () throws -> CachedImage) throws(PipelineFailure) -> (CachedImage, CacheOutcome) {
+        if let image = memory[key] { return (image, .hitMemory) }
+        if let f = failures[key.hex] {
+            if f.expires > now() { throw f.failure.with(outcome: .hitMemory) }
+            failures[key.hex] = nil
+        }
+        guard let disk else { return try renderAndStore(key, render, observer) }
+        if let hit = try lookUp(key, in: disk, outcome: .hitDisk) { return hit }
+        // Without stored results (`cache.store = original`) a waiter would find nothing to read
+        // and render after the holder anyway: no lock, the renders run side by side.
+        guard storesFinal, let locks else { return try renderAndStore(key, render, observer) }
+
+        try observer?.enter(.wait)
+        switch locks.lock(key, timeout: lockTimeout) {
+        case let .acquired(lock, waited):
+            defer { lock.release() }
+            observer?.lockTaken(waited: waited)
+            if renderTimeout > 0 { lock.announce(until: now() + Int64((renderTimeout + 1) * 1000)) }
+            // Another process may have finished between the first look and the lock.
+            if let hit = try lookUp(key, in: disk, outcome: waited ? .coalesced : .hitDisk) { return hit }
+            if waited { try observer?.enter(.wait, detail: "took over") }
+            return try renderAndStore(key, render, observer)
+        case .timedOut:
+            observer?.lockTaken(waited: true)
+            if let hit = try lookUp(key, in: disk, outcome: .coalesced) { return hit }
+            logger.warning("render of \(key.sourcePath) still locked by another process past its deadline (or \(lockTimeout) s without one); rendering here too")
+            return try renderAndStore(key, render, observer)
+        case .unavailable:
+            observer?.lockTaken(waited: false)
+            return try renderAndStore(key, render, observer)
+        }
+    }
+
+    /// Starts a background sweep of the disk cache when this process wrote enough since the last
+    /// one; returns what finished sweeps did. Call it after the response was sent.
+    @discardableResult
+    public func maybeSweep() -> SweepStats? { disk?.maybeSweep() }
+
+    /// Waits for a running background sweep (before the process exits); what it did.
+    public func finishSweep(timeout: Double) -> SweepStats? { disk?.finishSweep(timeout: timeout) }
+
+    private func lookUp(_ key: CacheKey, in disk: any DataCaching, outcome: CacheOutcome) throws(PipelineFailure) -> (CachedImage, CacheOutcome)? {
+        switch disk.entry(for: key) {
+        case nil:
+            return nil
+        case .image(let image)?:
+            memory[key] = image
+            return (image, outcome)
+        case let .failure(failure, expires)?:
+            remember(key, failure, expires: expires)
+            throw failure.with(outcome: outcome)
+        }
+    }
+
+    private func renderAndStore(_ key: CacheKey, _ render: () throws -> CachedImage,
+                                _ observer: (any RenderObserving)?) throws(PipelineFailure) -> (CachedImage, CacheOutcome) {
+        let image: CachedImage
+        do {
+            image = try render()
+            // The work is done: keep it for the next request even if this client left.
+            try? observer?.enter(.store)
+        } catch {
+            // Not remembered: no outcome, as nothing about it involves the caches.
+            let failure = PipelineFailure(error)
+            guard negativeTTL > 0, failure.kind.isRememberable else { throw failure }
+            let expires = now() + Int64(negativeTTL * 1000)
+            let stored = PipelineFailure(failure.kind, failure.message)
+            disk?.store(.failure(stored, expires: expires), for: key)
+            remember(key, stored, expires: expires)
+            throw failure.with(outcome: .miss)
+        }
+        if storesFinal { disk?.store(.image(image), for: key) }
+        memory[key] = image
+        return (image, .miss)
+    }
+
+    private func remember(_ key: CacheKey, _ failure: PipelineFailure, expires: Int64) {
+        if failures.count >= RenderCoordinator.failureMemoLimit {
+            let t = now()
+            failures = failures.filter { $0.value.expires > t }
+            if failures.count >= RenderCoordinator.failureMemoLimit { failures.removeAll() }
+        }
+        failures[key.hex] = (failure, expires)
+    }
+}

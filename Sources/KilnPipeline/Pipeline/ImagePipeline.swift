@@ -1,0 +1,120 @@
+import KilnModel
+
+/// Answers image requests (Nuke's `ImagePipeline`): looks in the memory cache, the disk cache,
+/// takes the render lock, renders and stores. Owns its caches (`RenderCoordinator`: an
+/// `ImageCaching`, a `DataCaching`, a `RenderLocking`); without them every request renders.
+///
+/// Stages: request → cache key (from the opened source's identity) → caches → read the same
+/// handle → sniff → decode → process → encode → caches → result. A source is opened once per
+/// request; a hit costs one `open` + `fstat`.
+///
+/// Synchronous and single-threaded by design: a worker process runs one request at a time.
+public final class ImagePipeline {
+    public let stages: PipelineStages
+    public let limits: LimitsConfiguration
+    public let output: OutputConfiguration
+    /// The caches and render locks; nil renders every request.
+    public let cache: RenderCoordinator?
+    /// Told before each stage of a request (a worker's scoreboard and hang-up check); nil: nobody.
+    public var observer: (any RenderObserving)?
+    /// What added sources beside the local files (`PipelineConfiguration.sources`): asked again
+    /// when the pipeline gets a disk cache (`keepingOriginals`).
+    public let sourceBuilder: (any SourceStageBuilding)?
+
+    public init(stages: PipelineStages, limits: LimitsConfiguration = .init(), output: OutputConfiguration = .init(),
+                cache: RenderCoordinator? = nil, sourceBuilder: (any SourceStageBuilding)? = nil) {
+        self.stages = stages
+        self.limits = limits
+        self.output = output
+        self.cache = cache
+        self.sourceBuilder = sourceBuilder
+    }
+
+    /// The image for `request` from a cache or a render; `accepted` is what the client accepts
+    /// of the offered formats (for `f:auto`; the HTTP layer parses `Accept` into it). Every failure, fresh or remembered, is a `PipelineFailure`; one the
+    /// caches remember carries its `outcome`.
+    public func image(for request: ImageRequest, accepted: FormatNegotiation) throws(PipelineFailure) -> PipelineResult {
+        var timeline = Timeline()
+        defer { reportOriginFetches() }
+        try observer?.enter(.cache)
+        let opened: any OpenedSource
+        let fetchesBefore = stages.sourceActivity?.count
+        do {
+            opened = try stages.source.open(request.sourcePath)
+        } catch {
+            throw PipelineFailure(error)
+        }
+        if stages.sourceActivity?.count != fetchesBefore { timeline.mark("fetch") }
+        guard let cache else {
+            do {
+                let rendered = try render(request, from: opened, accepted: accepted)
+                return PipelineResult(image: CachedImage(rendered, sourcePath: request.sourcePath),
+                                      outcome: .miss, timeline: rendered.timeline)
+            } catch {
+                throw PipelineFailure(error)
+            }
+        }
+        let key = cacheKey(for: request, accepted: accepted, source: opened.identity)
+        timeline.mark("key")
+        var renderTimeline: Timeline?
+        let started = Timeline.now()
+        let (image, outcome) = try cache.fetch(key, observer: observer) {
+            let rendered = try render(request, from: opened, accepted: accepted)
+            renderTimeline = rendered.timeline
+            return CachedImage(rendered, sourcePath: request.sourcePath)
+        }
+        let elapsed = Double(Timeline.now() - started) / 1_000_000
+        if let renderTimeline {
+            for phase in renderTimeline.phases { timeline.add(phase.name, milliseconds: phase.milliseconds) }
+            timeline.add("store", milliseconds: max(0, elapsed - renderTimeline.totalMilliseconds))
+        } else {
+            timeline.add(outcome == .coalesced ? "wait" : "cache", milliseconds: elapsed)
+        }
+        return PipelineResult(image: image, outcome: outcome, timeline: timeline)
+    }
+
+    /// A request reached this worker now: its remote reads must end before its render deadline
+    /// (`limits.render_timeout`). The server calls it first thing; without it fetches are bounded
+    /// by `source.fetch_timeout` alone (`kiln process`, `kiln warm`).
+    public func requestBegan() {
+        stages.sourceActivity?.beginRequest()
+    }
+
+    /// Hands the remote reads made since the last call to the observer (metrics).
+    func reportOriginFetches() {
+        stages.sourceActivity?.report(to: observer)
+    }
+
+    /// The version of `request`'s source (one `stat`, nothing read): for `If-Modified-Since`.
+    public func sourceVersion(for request: ImageRequest) throws(PipelineFailure) -> SourceIdentity {
+        defer { reportOriginFetches() }
+        do {
+            return try stages.source.identity(of: request.sourcePath)
+        } catch {
+            throw PipelineFailure(error)
+        }
+    }
+
+    /// The cache key of `request` for a client sending `accept`, with `source` the version read.
+    public func cacheKey(for request: ImageRequest, accepted: FormatNegotiation, source: SourceIdentity) -> CacheKey {
+        CacheKey(request: request, accepted: accepted, source: source, output: output)
+    }
+
+    /// Starts a background sweep of the disk cache when this process wrote enough, and reports
+    /// sweeps that finished; call it after the response is sent.
+    @discardableResult
+    public func afterResponse() -> SweepStats? {
+        let stats = cache?.maybeSweep()
+        if let stats { observer?.swept(stats) }
+        return stats
+    }
+
+    /// Before the process exits: waits up to `timeout` seconds for a background sweep and
+    /// reports it.
+    @discardableResult
+    public func finish(timeout: Double) -> SweepStats? {
+        let stats = cache?.finishSweep(timeout: timeout)
+        if let stats { observer?.swept(stats) }
+        return stats
+    }
+}

@@ -1,0 +1,26 @@
+import KilnModel
+
+/// The result of one render: encoded bytes, their format and identity.
+public struct RenderedImage: Sendable {
+    public var data: [UInt8]
+    public var format: ImageFormat
+    /// The source version it was made from (for `Last-Modified` and cache keys).
+    public var sourceIdentity: SourceIdentity
+    /// The result's identity: SHA-256 of the source version and the bytes, truncated to 128 bits
+    /// (32 hex digits; the HTTP layer's strong `ETag`). The source version is in it so that a
+    /// touched or replaced source gives a new identity even when the output comes out byte for
+    /// byte the same.
+    public var digest: String
+    /// Size of the output in pixels.
+    public var size: PixelSize
+    public var timeline: Timeline
+
+    public init(data: [UInt8], format: ImageFormat, sourceIdentity: SourceIdentity, size: PixelSize, timeline: Timeline) {
+        self.data = data
+        self.format = format
+        self.sourceIdentity = sourceIdentity
+        self.size = size
+        self.timeline = timeline
+        self.digest = String(Digest.sha256Hex(Array(sourceIdentity.canonical.utf8) + [0] + data).prefix(32))
+    }
+}

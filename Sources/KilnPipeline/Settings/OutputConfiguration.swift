@@ -1,0 +1,66 @@
+import KilnModel
+
+/// `[output]`: encoder defaults when the URL does not say.
+public struct OutputConfiguration: ConfigSection, Equatable {
+    public var jpegQuality = Key.jpegQuality.defaultValue
+    public var webpQuality = Key.webpQuality.defaultValue
+    /// libwebp effort 0 (fast) ... 6 (small). Default 2: a third of method 4's time for a few
+    /// percent more bytes (see NOTES).
+    public var webpMethod = Key.webpMethod.defaultValue
+    public var pngCompressionLevel = Key.pngCompressionLevel.defaultValue
+    /// AVIF quality 1...100 (mapped to an AV1 quantizer, `AVIFEncoder.quantizer(quality:)`). Default
+    /// 65: on the bench photos the SSIM of WebP at its default 80 (README, ### Formats).
+    public var avifQuality = Key.avifQuality.defaultValue
+    /// libaom speed 0 (slow, small) ... 10 (fast). Default 9 (10 gives the same bytes with libaom 3.6).
+    public var avifSpeed = Key.avifSpeed.defaultValue
+    /// Progressive JPEG and interlaced PNG unless the URL says `progressive:0` (baseline JPEG
+    /// encodes faster; progressive is usually a little smaller).
+    public var progressive = Key.progressive.defaultValue
+    /// RGB that transparent pixels are flattened onto for JPEG.
+    public var background: RGBColor = Key.background.defaultValue
+
+    public enum Key {
+        public static let jpegQuality = Setting.count("output.jpeg_quality", default: 80, in: 1...100,
+                                                      doc: "JPEG quality when the URL has no `q:`")
+        public static let webpQuality = Setting.count("output.webp_quality", default: 80, in: 1...100,
+                                                      doc: "WebP quality when the URL has no `q:`")
+        public static let webpMethod = Setting.count("output.webp_method", default: 2, in: 0...6,
+                                                     doc: "libwebp effort 0 (fast) … 6 (small)")
+        public static let pngCompressionLevel = Setting.count("output.png_compression_level", default: 6, in: 0...9,
+                                                              doc: "deflate level of PNG output (libdeflate; zlib for interlaced output)")
+        public static let avifQuality = Setting.count("output.avif_quality", default: 65, in: 1...100,
+                                                      doc: "AVIF quality when the URL has no `q:` (65: about WebP 80's SSIM)")
+        public static let avifSpeed = Setting.count("output.avif_speed", default: 9, in: 0...10,
+                                                    doc: "AVIF (libaom) speed 0 (slow, small) … 10 (fast); 9 costs about 1.1–1.3× WebP's CPU, 8 about 2.5×, 6 about 8×")
+        public static let background = Setting<RGBColor>.custom(
+            "output.background", default: .white, type: "RGB hex", expected: "an RGB hex colour such as ffffff",
+            doc: "colour transparent pixels are flattened onto for JPEG (the URL's `bg:` wins)",
+            parse: { RGBColor(hex: $0) }, format: { $0.description })
+        public static let progressive = Setting.bool("output.progressive", default: false,
+                                                     doc: "progressive JPEG / interlaced PNG unless the URL says `pg:`")
+    }
+
+    public static let fields: [ConfigField<Self>] = [
+        ConfigField(Key.jpegQuality) { $0.jpegQuality = $1 },
+        ConfigField(Key.webpQuality) { $0.webpQuality = $1 },
+        ConfigField(Key.webpMethod) { $0.webpMethod = $1 },
+        ConfigField(Key.pngCompressionLevel) { $0.pngCompressionLevel = $1 },
+        ConfigField(Key.avifQuality) { $0.avifQuality = $1 },
+        ConfigField(Key.avifSpeed) { $0.avifSpeed = $1 },
+        ConfigField(Key.background) { $0.background = $1 },
+        ConfigField(Key.progressive) { $0.progressive = $1 },
+    ]
+
+    public init() {}
+
+    /// Encoder options for a format and the URL's output options. No ICC profile, by design: the
+    /// pipeline converts every profiled source to sRGB (`ColorConverting`), which is what browsers
+    /// assume for untagged output. `metadata`: EXIF/XMP to keep (`strip:0`), nil strips them.
+    public func encodeOptions(format: ImageFormat, request: OutputOptions = OutputOptions(),
+                              metadata: ImageMetadata? = nil) -> EncodeOptions {
+        let q = request.quality ?? (format == .webp ? webpQuality : format == .avif ? avifQuality : jpegQuality)
+        return EncodeOptions(format: format, quality: q, progressive: request.progressive ?? progressive,
+                             lossless: request.lossless, webpMethod: webpMethod, avifSpeed: avifSpeed, pngCompressionLevel: pngCompressionLevel,
+                             metadata: request.strip ? nil : metadata)
+    }
+}

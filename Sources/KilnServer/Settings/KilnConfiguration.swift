@@ -1,0 +1,68 @@
+import KilnHTTP
+import KilnPipeline
+import KilnModel
+import KilnProcessing
+import KilnHTTP
+import KilnOrigins
+import KilnPOSIX
+
+/// Every setting of Kiln, typed: one value per section, read from the layered raw values
+/// (`ConfigurationLoader`) and validated together. The master builds it at start and on SIGHUP;
+/// workers build it from the master's snapshot.
+public struct KilnConfiguration: Sendable, Equatable {
+    public var server = ServerConfiguration()
+    public var log = LogConfiguration()
+    public var source = SourceConfiguration()
+    public var origins = OriginConfiguration()
+    public var limits = LimitsConfiguration()
+    public var workerLimits = WorkerLimitsConfiguration()
+    public var security = SecurityConfiguration()
+    public var output = OutputConfiguration()
+    public var presets = PresetConfiguration()
+    public var http = HTTPConfiguration()
+    public var cache = CacheConfiguration()
+    public var debug = DebugConfiguration()
+
+    /// Every declared key, in the order of the README's table: the unknown-key check, the help,
+    /// `kiln config dump`, the table and `kiln.example.toml` all come from here.
+    public static let catalog = SettingsCatalog(
+        settings: ServerConfiguration.settings + LogConfiguration.settings + SourceConfiguration.settings + OriginConfiguration.settings
+            + LimitsConfiguration.settings + WorkerLimitsConfiguration.settings + SecurityConfiguration.settings + HTTPConfiguration.settings + OutputConfiguration.settings
+            + CacheConfiguration.settings + DebugConfiguration.settings,
+        freeSections: [PresetConfiguration.section])
+
+    /// Every default.
+    public init() {}
+
+    /// Checks the keys, then reads and validates every section.
+    public init(_ values: ConfigValues) throws(ConfigError) {
+        try KilnConfiguration.catalog.validateKeys(values)
+        server = try ServerConfiguration(values)
+        _ = try server.resolvedPeerSecret(origin: values.origin)  // the file is read again by each worker
+        log = try LogConfiguration(values)
+        source = try SourceConfiguration(values)
+        origins = try OriginConfiguration(values)
+        limits = try LimitsConfiguration(values)
+        workerLimits = try WorkerLimitsConfiguration(values)
+        security = try SecurityConfiguration(values)
+        try security.resolve(origin: values.origin)
+        output = try OutputConfiguration(values)
+        presets = PresetConfiguration(values)
+        http = try HTTPConfiguration(values)
+        cache = try CacheConfiguration(values)
+        debug = try DebugConfiguration(values)
+    }
+
+    /// The pipeline's part, with the build's custom processors and the remote origins (when
+    /// `source.origins` names any); checks every preset. `sharedState`: the file the workers share
+    /// origin limits through (nil: this process keeps its own).
+    public func pipeline(processors: ProcessorRegistry = ProcessorRegistry(),
+                         sharedState: RecordLockFile? = nil) throws(ConfigError) -> PipelineConfiguration {
+        var configuration = try PipelineConfiguration(source: source, limits: limits, output: output, presets: presets,
+                                                      processors: processors)
+        if !origins.origins.isEmpty {
+            configuration.sources = OriginSources(origins, maxFileBytes: limits.maxFileBytes, sharedState: sharedState)
+        }
+        return configuration
+    }
+}

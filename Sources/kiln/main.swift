@@ -1,2 +1,0 @@
-// The command line: parsing only; everything else lives in the libraries.
-KilnCommand.main()

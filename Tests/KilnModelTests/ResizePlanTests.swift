@@ -1,0 +1,38 @@
+import Testing
+@testable import KilnModel
+
+@Suite struct ResizePlanTests {
+    let photo = PixelSize(width: 4000, height: 3000)
+
+    @Test func fitKeepsAspectInsideTheBox() {
+        let p = ResizePlan(options: ResizeOptions(width: 300, height: 300), source: photo)
+        #expect(p.output == PixelSize(width: 300, height: 225))
+        #expect(p.sourceWidth == 4000 && p.sourceHeight == 3000)
+    }
+
+    @Test func fillCoversThenCropsTheCentre() {
+        let p = ResizePlan(options: ResizeOptions(width: 300, height: 300, mode: .fill), source: photo)
+        #expect(p.output == PixelSize(width: 300, height: 300))
+        #expect(abs(p.sourceWidth - 3000) < 0.001 && p.sourceHeight == 3000)
+        #expect(abs(p.sourceX - 500) < 0.001 && p.sourceY == 0)
+    }
+
+    @Test func forceIgnoresAspect() {
+        let p = ResizePlan(options: ResizeOptions(width: 100, height: 400, mode: .force), source: photo)
+        #expect(p.output == PixelSize(width: 100, height: 400))
+    }
+
+    @Test func zeroKeepsAspect() {
+        #expect(ResizePlan(options: ResizeOptions(width: 800, height: 0), source: photo).output == PixelSize(width: 800, height: 600))
+        #expect(ResizePlan(options: ResizeOptions(width: 0, height: 300), source: photo).output == PixelSize(width: 400, height: 300))
+    }
+
+    @Test func noUpscaleUnlessEnlarge() {
+        let small = PixelSize(width: 200, height: 100)
+        #expect(ResizePlan(options: ResizeOptions(width: 800, height: 800), source: small).isIdentity(for: small))
+        #expect(ResizePlan(options: ResizeOptions(width: 800, height: 800, enlarge: true), source: small).output == PixelSize(width: 800, height: 400))
+        // fill without enlarge crops to the box's aspect at the source's scale
+        let fill = ResizePlan(options: ResizeOptions(width: 100, height: 100, mode: .fill), source: small)
+        #expect(fill.output == PixelSize(width: 100, height: 100))
+    }
+}

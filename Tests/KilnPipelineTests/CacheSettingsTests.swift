@@ -1,0 +1,100 @@
+import Testing
+import KilnModel
+@testable import KilnPipeline
+
+/// The settings part of cache keys is derived from the resolved encode options: every setting
+/// that changes output bytes changes the key, and none other does.
+@Suite struct CacheSettingsTests {
+    static let identity = SourceIdentity(size: 10, mtimeNanoseconds: 1_700_000_000_000_000_000, inode: 3)
+
+    static func key(_ spec: String, accept: String? = nil, _ configure: (inout PipelineConfiguration) -> Void = { _ in }) throws -> String {
+        var configuration = try PipelineConfiguration(ConfigValues())
+        configure(&configuration)
+        let request = try configuration.parser.parse(spec, isDecoded: true)
+        return CacheKey(request: request, accepted: accepting(accept), source: identity, output: configuration.output).hex
+    }
+
+    /// Each `output.*` key of the configuration, changed from its default.
+    static var byteChanging: [(String, @Sendable (inout PipelineConfiguration) -> Void)] { [
+        ("output.jpeg_quality", { $0.output.jpegQuality = 55 }),
+        ("output.webp_quality", { $0.output.webpQuality = 55 }),
+        ("output.webp_method", { $0.output.webpMethod = 5 }),
+        ("output.png_compression_level", { $0.output.pngCompressionLevel = 9 }),
+        ("output.avif_quality", { $0.output.avifQuality = 40 }),
+        ("output.avif_speed", { $0.output.avifSpeed = 6 }),
+        ("output.progressive", { $0.output.progressive = true }),
+        ("output.background", { $0.output.background = .black }),
+    ] }
+
+    @Test func everyOutputSettingChangesTheKeyOfAURLThatDoesNotSayIt() throws {
+        #expect(Set(Self.byteChanging.map(\.0)) == OutputConfiguration.keys)   // none forgotten
+        for spec in ["/w:100/a.jpg", "/w:100/f:auto/a.jpg"] {
+            let base = try Self.key(spec)
+            for (name, change) in Self.byteChanging {
+                #expect(try Self.key(spec, change) != base, "\(name) for \(spec)")
+            }
+        }
+    }
+
+    @Test func aSettingOnlyMattersWhereTheOutputFormatUsesIt() throws {
+        // f:webp says the format: the JPEG quality default is not resolved into its options.
+        // (Fields the format ignores, such as the PNG level, are still in `EncodeOptions.canonical`:
+        // changing them costs a re-render, never a stale result.)
+        let spec = "/w:100/f:webp/a.jpg"
+        let base = try Self.key(spec)
+        #expect(try Self.key(spec) { $0.output.jpegQuality = 55 } == base)
+        #expect(try Self.key(spec) { $0.output.webpQuality = 55 } != base)
+        #expect(try Self.key(spec) { $0.output.webpMethod = 5 } != base)
+        // The URL's own value wins over the default: the default no longer changes the key.
+        #expect(try Self.key("/q:70/f:jpeg/a.jpg") { $0.output.jpegQuality = 55 } == (try Self.key("/q:70/f:jpeg/a.jpg")))
+        #expect(try Self.key("/pg:1/f:jpeg/a.jpg") { $0.output.progressive = true } == (try Self.key("/pg:1/f:jpeg/a.jpg")))
+    }
+
+    @Test func settingsThatDoNotChangeBytesKeepTheKey() throws {
+        let spec = "/w:100/a.jpg"
+        let base = try Self.key(spec)
+        let neutral: [(String, (inout PipelineConfiguration) -> Void)] = [
+            ("limits.max_file_bytes", { $0.limits.maxFileBytes += 1 }),
+            ("limits.max_output_pixels", { $0.limits.maxOutputPixels += 1 }),
+            ("limits.max_operations", { $0.limits.maxOperations += 1 }),
+            ("source.root", { $0.source.root = "/elsewhere" }),
+        ]
+        for (name, change) in neutral {
+            #expect(try Self.key(spec, change) == base, "\(name)")
+        }
+    }
+
+    /// `EncodeOptions.canonical` covers every field.
+    @Test func encodeOptionsIdentifierCoversEveryField() {
+        let base = EncodeOptions(format: .jpeg)
+        var variants: [EncodeOptions] = []
+        var o = base; o.format = .png; variants.append(o)
+        o = base; o.quality = 81; variants.append(o)
+        o = base; o.progressive = true; variants.append(o)
+        o = base; o.lossless = true; variants.append(o)
+        o = base; o.webpMethod = 3; variants.append(o)
+        o = base; o.avifSpeed = 5; variants.append(o)
+        o = base; o.pngCompressionLevel = 1; variants.append(o)
+        o = base; o.iccProfile = [1]; variants.append(o)
+        o = base; o.metadata = ImageMetadata(); variants.append(o)
+        let all = [base.canonical] + variants.map(\.canonical)
+        #expect(Set(all).count == all.count)
+        // Mirror check: a new stored property must be added to `canonical` (and to this list).
+        #expect(Mirror(reflecting: base).children.count == variants.count)
+    }
+
+    /// The key's settings are those of the options the encoder receives.
+    @Test func settingsAreTheEncoderOptions() {
+        var output = OutputConfiguration()
+        output.progressive = true
+        let request = OutputOptions()
+        let settings = output.cacheSettings(for: request, outputToken: "jpeg")
+        #expect(settings.hasPrefix(output.encodeOptions(format: .jpeg, request: request).canonical))
+        #expect(settings.contains("pg=1"))
+        // Format unknown before reading: every format's options.
+        let any = output.cacheSettings(for: request, outputToken: "source")
+        for format in ImageFormat.allCases.filter(\.isEncodable) {
+            #expect(any.contains(output.encodeOptions(format: format, request: request).canonical))
+        }
+    }
+}

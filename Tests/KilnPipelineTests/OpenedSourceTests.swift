@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+import KilnTestSupport
+import KilnModel
+@testable import KilnPipeline
+
+/// A loader that counts `open`, `identity(of:)` and `load` calls over `FileSource`.
+final class CountingFiles: SourceLoading, @unchecked Sendable {
+    let files: FileSource
+    var opens = 0, stats = 0, loads = 0
+
+    init(_ files: FileSource) { self.files = files }
+
+    func identity(of path: String) throws(LoadError) -> SourceIdentity { stats += 1; return try files.identity(of: path) }
+    func open(_ path: String) throws(LoadError) -> any OpenedSource { opens += 1; return try files.open(path) }
+    func load(_ path: String) throws(LoadError) -> SourceImage { loads += 1; return try files.load(path) }
+}
+
+/// Sources are opened once per request: the key takes the identity of the handle, and a miss
+/// reads that same handle.
+@Suite struct OpenedSourceTests {
+    static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/corpus").path
+    static let hasCorpus = FileManager.default.fileExists(atPath: corpus + "/pillow_hopper.jpg")
+
+    @Test func theHandleReadsTheVersionItsIdentityNames() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("kiln-open-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: root + "/a.bin"))
+        let source = try FileSource(root: root, maxFileBytes: 100)
+        let opened = try source.open("a.bin")
+        #expect(opened.identity == (try source.identity(of: "a.bin")) && opened.path == "a.bin")
+        // Replaced after the open (a new inode, renamed into place): the handle keeps the old one.
+        try Data([7, 7, 7, 7, 7]).write(to: URL(fileURLWithPath: root + "/new.bin"))
+        _ = rename(root + "/new.bin", root + "/a.bin")
+        #expect(try opened.readAll() == [1, 2, 3])
+        #expect(opened.identity != (try source.identity(of: "a.bin")))
+        #expect(try source.open("a.bin").readAll() == [7, 7, 7, 7, 7])
+        #expect(throws: LoadError.tooLarge("source is 5 bytes, over the limit of 4")) {
+            try FileSource(root: root, maxFileBytes: 4).open("a.bin").readAll()
+        }
+    }
+
+    @Test(.enabled(if: hasCorpus)) func aMissOpensOnceAndAHitOpensOnce() throws {
+        let folder = CachingFixtures.folder("open-once")
+        defer { CachingFixtures.remove(folder) }
+        let counting = CountingFiles(try FileSource(root: Self.corpus, maxFileBytes: 1 << 24))
+        let cache = RenderCoordinator(memory: MemoryCache(), disk: DiskCache(path: folder, logger: CachingFixtures.quietLogger),
+                                      logger: CachingFixtures.quietLogger)
+        let pipeline = ImagePipeline(stages: try .standard(source: counting), cache: cache)
+        let request = try SpecParser().parse("/w:40/pillow_hopper.jpg", isDecoded: true)
+        #expect(try pipeline.image(for: request, accepted: accepting(nil)).outcome == .miss)
+        #expect(counting.opens == 1 && counting.stats == 0 && counting.loads == 0)
+        #expect(try pipeline.image(for: request, accepted: accepting(nil)).outcome == .hitMemory)
+        #expect(counting.opens == 2 && counting.stats == 0 && counting.loads == 0)
+    }
+
+    @Test(.enabled(if: hasCorpus)) func keptOriginalsNeedNoFurtherStat() throws {
+        let folder = CachingFixtures.folder("open-originals")
+        defer { CachingFixtures.remove(folder) }
+        let counting = CountingFiles(try FileSource(root: Self.corpus, maxFileBytes: 1 << 24))
+        let disk = DiskCache(path: folder, logger: CachingFixtures.quietLogger)
+        let cache = RenderCoordinator(memory: MemoryCache(), disk: disk, logger: CachingFixtures.quietLogger)
+        let pipeline = ImagePipeline(stages: try .standard(source: counting), cache: cache).keepingOriginals(in: disk, store: .both)
+        for spec in ["/w:40/pillow_hopper.jpg", "/w:50/pillow_hopper.jpg"] {
+            #expect(try pipeline.image(for: try SpecParser().parse(spec, isDecoded: true), accepted: accepting(nil)).outcome == .miss)
+        }
+        #expect(counting.opens == 2 && counting.stats == 0 && counting.loads == 0)
+    }
+}

@@ -26,7 +26,7 @@ import PackageDescription
 // untrusted bytes. The few measured hot kernels in KilnProcessing use explicit unsafe buffer
 // pointers instead (the resampler's HorizontalFilter and VerticalFilter).
 
-// Memory (README "Memory"): the release `kiln` links the Swift runtime and Foundation statically,
+// Memory (docs/benchmarks.md, "Memory"): the release `kiln` links the Swift runtime and Foundation statically,
 // as `--static-swift-stdlib` does, but at link time only (the objects are the same: a few seconds
 // more, not a rebuild), with lld, packed relative relocations (DT_RELR, glibc 2.36+: 36 KiB
 // instead of 2 MiB of relocations read at every start) and no exported dynamic symbols (the

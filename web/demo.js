@@ -5,7 +5,7 @@
 // is readable), shows the image from the response body and the response's size, Content-Type,
 // X-Cache and Server-Timing phases. With signing on (KILN_DEMO_SIGN=1 scripts/run) it signs each
 // URL in the browser with the DEMO-ONLY key of /_demo/config.json: imgproxy's scheme, as in
-// README "Signed URLs" (base64url(HMAC-SHA256(key, salt + path)), without padding).
+// docs/security.md, "Signed URLs" (base64url(HMAC-SHA256(key, salt + path)), without padding).
 "use strict";
 
 const IMAGE_TYPES = /\.(jpe?g|png|webp)$/i;

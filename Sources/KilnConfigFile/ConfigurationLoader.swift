@@ -11,7 +11,7 @@ import KilnPOSIX
 /// It lives in KilnConfigFile, apart from the server (it knows settings only through the catalog
 /// it is given), with `ConfigFile`: only the master and the
 /// command line read TOML (TOMLKit needs the whole of Foundation and ICU); `kiln-worker` takes the
-/// master's validated `SettingsSnapshot` and links neither (README "Memory").
+/// master's validated `SettingsSnapshot` and links neither (docs/benchmarks.md, "Memory").
 public struct ConfigurationLoader: Sendable {
     public var catalog: SettingsCatalog
 

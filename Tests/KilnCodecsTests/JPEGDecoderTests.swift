@@ -10,7 +10,7 @@ import Testing
         let file = "pillow_hopper_orientation_\(orientation).jpg"
         let header = try decoder.readHeader(Corpus.data(file))
         #expect(header.orientation == orientation)
-        // Pixel oracle from the corpus README: oriented, the file matches pillow_hopper.jpg (≈5).
+        // Pixel oracle from shared/corpus/README.md: oriented, the file matches pillow_hopper.jpg (≈5).
         let reference = try decoder.decode(Corpus.data("pillow_hopper.jpg"), options: DecodeOptions()).buffer
         let stored = try decoder.decode(Corpus.data(file), options: DecodeOptions()).buffer
         let upright = PixelHelpers.oriented(stored, header.orientation)

@@ -2,8 +2,9 @@ import Testing
 import KilnModel
 import KilnProcessing
 
-// The README's custom processor example, verbatim between the markers: it must compile and work.
-// README-EXAMPLE-BEGIN
+// The custom processor example of docs/url-api.md (Processors), verbatim between the markers: it
+// must compile and work, and the page must still show it.
+// DOCS-EXAMPLE-BEGIN
 struct Invert: ImageProcessing {
     var identifier: String { "invert" }   // spell out every argument: it goes into the cache key
     func process(_ image: PixelBuffer, context: ProcessingContext) throws(ProcessingError) -> PixelBuffer {
@@ -12,7 +13,7 @@ struct Invert: ImageProcessing {
         return out
     }
 }
-// README-EXAMPLE-END
+// DOCS-EXAMPLE-END
 
 @Suite struct ReadmeExampleTests {
     @Test func theReadmeProcessorRegistersAndRuns() throws {
@@ -33,11 +34,11 @@ extension ReadmeExampleTests {
     @Test func theReadmeShowsThisExample() throws {
         let here = URL(fileURLWithPath: #filePath)
         let test = try String(contentsOf: here, encoding: .utf8)
-        let readme = try String(contentsOf: here.deletingLastPathComponent().appendingPathComponent("../../README.md"), encoding: .utf8)
-        let begin = try #require(test.range(of: "// README-EXAMPLE-BEGIN\n"))
-        let end = try #require(test.range(of: "// README-EXAMPLE-END"))
+        let page = try String(contentsOf: here.deletingLastPathComponent().appendingPathComponent("../../docs/url-api.md"), encoding: .utf8)
+        let begin = try #require(test.range(of: "// DOCS-EXAMPLE-BEGIN\n"))
+        let end = try #require(test.range(of: "// DOCS-EXAMPLE-END"))
         let example = String(test[begin.upperBound..<end.lowerBound])
         #expect(example.split(separator: "\n").count <= 10)
-        #expect(readme.contains(example))
+        #expect(page.contains(example))
     }
 }

@@ -27,7 +27,7 @@ KILN_BIN = Path(os.environ.get("KILN_BIN", REPO / ".build" / "release" / "kiln")
 LIB_SH = REPO / "scripts" / "lib.sh"
 NGINX_DIR = REPO / "nginx"
 
-# The contract's defaults (README "Configuration").
+# The contract's defaults (docs/configuration.md).
 DEFAULT_CACHE_CONTROL = "public, max-age=31536000"
 LIMIT_CONN = 8  # `limit_conn kiln_conn 8;` in nginx/kiln-locations.conf
 

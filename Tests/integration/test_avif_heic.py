@@ -185,7 +185,7 @@ def test_avif_output_decodes_in_avifdec_close_to_the_source(client, files):
     assert decoded.size == (640, 360)
     _, reference = client.image(f"/w:640/f:png/{PHOTO_HD}")
     score = ssim(decoded, reference)
-    # The defaults were chosen to match WebP's defaults in SSIM (README, ### Formats).
+    # The defaults were chosen to match WebP's defaults in SSIM (docs/url-api.md, Formats).
     _, webp = client.image(f"/w:640/f:webp/{PHOTO_HD}")
     webp_score = ssim(webp, reference)
     assert score > 0.88 and score > webp_score - 0.02, f"SSIM of AVIF {score:.4f}, of WebP {webp_score:.4f}"

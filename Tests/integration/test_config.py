@@ -1,5 +1,5 @@
 """Configuration through the real binary: `kiln config check | dump | table | example`, the TOML
-file, the refusal of the old INI format, precedence, and the generated README table and example
+file, the refusal of the old INI format, precedence, and the generated key table of docs/configuration.md and the example
 file (a test fails when either differs from what the declarations generate)."""
 from __future__ import annotations
 
@@ -23,14 +23,14 @@ def kiln(*args, env=None, timeout=60):
                           timeout=timeout, stdin=subprocess.DEVNULL, env=environment)
 
 
-def test_readme_key_table_is_the_generated_one():
+def test_docs_key_table_is_the_generated_one():
     p = kiln("config", "table")
     assert p.returncode == 0, p.stderr
-    readme = (REPO / "README.md").read_text()
-    assert BEGIN in readme and END in readme, "README.md lost its config-table markers"
-    block = readme.split(BEGIN, 1)[1].split(END, 1)[0]
-    assert block == p.stdout, ("README.md's key table differs from the declarations: run "
-                               "`.build/release/kiln config table --update README.md`")
+    doc = (REPO / "docs" / "configuration.md").read_text()
+    assert BEGIN in doc and END in doc, "docs/configuration.md lost its config-table markers"
+    block = doc.split(BEGIN, 1)[1].split(END, 1)[0]
+    assert block == p.stdout, ("docs/configuration.md's key table differs from the declarations: run "
+                               "`.build/release/kiln config table --update docs/configuration.md`")
 
 
 def test_example_file_is_generated_and_checks_ok():

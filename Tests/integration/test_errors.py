@@ -45,7 +45,7 @@ def test_folder_is_not_a_source(client):
 
 
 # `..` in every spelling: nginx normalises the decoded path and refuses to climb above the
-# root with a 400 (README "Errors"); every path below climbs, so nginx answers them all.
+# root with a 400 (docs/operations.md "Errors"); every path below climbs, so nginx answers them all.
 TRAVERSALS = [
     "/%2e%2e/%2e%2e/etc/passwd",
     "/rs:10:10/..%2f..%2fetc/passwd",
@@ -67,7 +67,7 @@ def test_dot_dot_paths_refused(client, path):
 def test_backslash_paths_refused(client):
     r = client.get("/w:10/..%5c..%5c..%5cetc%5cpasswd")
     # nginx decodes %5c to a backslash, which is not a separator; kiln refuses the encoded
-    # separator like an encoded slash (403, README "Errors").
+    # separator like an encoded slash (403, docs/operations.md "Errors").
     assert r.status == 403, r.describe()
     assert PASSWD_MARK not in r.body
 
@@ -88,7 +88,7 @@ def test_encoded_slash_absolute_path(client):
 ])
 def test_traversal_without_nginx(stack, request_uri, document_uri, status):
     """Straight to kiln's socket, past nginx's normalisation: kiln refuses `..` segments on its
-    own with a 403 (README "Errors")."""
+    own with a 403 (docs/operations.md "Errors")."""
     r = fcgi_request(stack.sock, fcgi_params("GET", request_uri, document_uri=document_uri), timeout=30)
     assert r.status == status, f"{request_uri} / {document_uri}: {r.status} {r.body[:200]!r}"
     assert PASSWD_MARK not in r.body

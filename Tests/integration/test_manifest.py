@@ -98,7 +98,7 @@ ORIENTED = [r for r in ROWS if r.file.startswith("pillow_hopper_orientation_")]
 
 @pytest.mark.parametrize("row", ORIENTED, ids=[r.file for r in ORIENTED])
 def test_orientation_pixels(client, row):
-    """Pixel oracle from the corpus README: with orientation applied, the mean absolute
+    """Pixel oracle from shared/corpus/README.md: with orientation applied, the mean absolute
     difference to the upright pillow_hopper.jpg is about 5 (0-255); without, 59-82."""
     import numpy as np
     from PIL import Image

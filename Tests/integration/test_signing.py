@@ -274,17 +274,17 @@ def test_presets_only(presets):
     assert im.size == (40, 30)
 
 
-# -- the README's one-liners and kiln sign -----------------------------------------------------
+# -- the one-liners of docs/security.md (Signed URLs) and kiln sign --------------------------
 
-def readme_block(name: str) -> str:
-    text = (REPO / "README.md").read_text()
+def docs_block(name: str) -> str:
+    text = (REPO / "docs" / "security.md").read_text()
     m = re.search(rf"<!-- {name}:begin -->\n```\w*\n(.*?)```\n<!-- {name}:end -->", text, re.S)
-    assert m, f"README.md lacks the {name} block"
+    assert m, f"docs/security.md lacks the {name} block"
     return m.group(1)
 
 
-def test_readme_openssl_one_liner(signed):
-    script = readme_block("sign-openssl")
+def test_docs_openssl_one_liner(signed):
+    script = docs_block("sign-openssl")
     path = f"/rs:36:24:fill/{IMG}"
     out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30,
                          env={**os.environ, "KEY": K1, "SALT": S1, "URL_PATH": path})
@@ -295,9 +295,9 @@ def test_readme_openssl_one_liner(signed):
     assert im.size == (36, 24)
 
 
-def test_readme_python(signed):
+def test_docs_python(signed):
     ns: dict = {}
-    exec(readme_block("sign-python"), ns)  # noqa: S102 - our own README
+    exec(docs_block("sign-python"), ns)  # noqa: S102 - our own docs/security.md
     path = f"/rs:38:26:fill/{IMG}"
     signed_path = ns["sign"](path, K2, S2)
     _, im = signed.client().image(signed_path)

@@ -6,7 +6,7 @@ public enum TOMLKind: String, Sendable, Equatable {
 /// One setting, declared once: key, type, default, unit, one line of documentation and the
 /// validation (the parser refuses what is out of range or not one of the choices). Everything else
 /// derives from the declaration: the typed value (`ConfigSection`), the unknown-key check,
-/// `kiln serve --help`, `kiln config dump`, the README's key table and `kiln.example.toml`.
+/// `kiln serve --help`, `kiln config dump`, docs/configuration.md's key table and `kiln.example.toml`.
 ///
 /// Declare with the factories of `Setting+Kinds.swift`:
 ///

@@ -1,7 +1,7 @@
-/// The documentation generated from the declarations: the README's key table, the example file
+/// The documentation generated from the declarations: docs/configuration.md's key table, the example file
 /// and the key list of `kiln serve --help`. Nothing here is written by hand per key.
 extension SettingsCatalog {
-    /// The README's key table (between `<!-- config-table:begin -->` and `<!-- config-table:end -->`).
+    /// docs/configuration.md's key table (between `<!-- config-table:begin -->` and `<!-- config-table:end -->`).
     public func markdownTable() -> String {
         var lines = ["| key | type | default | meaning |", "| --- | --- | --- | --- |"]
         for s in settings {

@@ -16,7 +16,7 @@ public struct FreeSection: Sendable {
 }
 
 /// Every declared setting, in the order of the declarations: what the loader checks keys
-/// against, and what the help, `kiln config dump`, the README table and the example file list.
+/// against, and what the help, `kiln config dump`, the docs/configuration.md table and the example file list.
 public struct SettingsCatalog: Sendable {
     public let settings: [SettingInfo]
     public let freeSections: [FreeSection]

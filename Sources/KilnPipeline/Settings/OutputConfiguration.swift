@@ -9,7 +9,7 @@ public struct OutputConfiguration: ConfigSection, Equatable {
     public var webpMethod = Key.webpMethod.defaultValue
     public var pngCompressionLevel = Key.pngCompressionLevel.defaultValue
     /// AVIF quality 1...100 (mapped to an AV1 quantizer, `AVIFEncoder.quantizer(quality:)`). Default
-    /// 65: on the bench photos the SSIM of WebP at its default 80 (README, ### Formats).
+    /// 65: on the bench photos the SSIM of WebP at its default 80 (docs/url-api.md, Formats).
     public var avifQuality = Key.avifQuality.defaultValue
     /// libaom speed 0 (slow, small) ... 10 (fast). Default 9 (10 gives the same bytes with libaom 3.6).
     public var avifSpeed = Key.avifSpeed.defaultValue

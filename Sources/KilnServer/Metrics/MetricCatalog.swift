@@ -6,7 +6,7 @@ import KilnPipeline
 /// workers count, where they live in a scoreboard slot. The one place names are written: the
 /// workers' swift-metrics handlers (`ScoreboardMetricsFactory`) look their cells up here, the
 /// master's exporter (`MetricsExporter`) registers the same families with swift-prometheus, and
-/// the README's metrics table follows it.
+/// the metrics table of docs/operations.md follows it.
 public struct MetricFamily: Sendable {
     public enum Kind: Sendable, Equatable {
         case counter

@@ -23,7 +23,7 @@ public struct KilnConfiguration: Sendable, Equatable {
     public var cache = CacheConfiguration()
     public var debug = DebugConfiguration()
 
-    /// Every declared key, in the order of the README's table: the unknown-key check, the help,
+    /// Every declared key, in the order of docs/configuration.md's table: the unknown-key check, the help,
     /// `kiln config dump`, the table and `kiln.example.toml` all come from here.
     public static let catalog = SettingsCatalog(
         settings: ServerConfiguration.settings + LogConfiguration.settings + SourceConfiguration.settings + OriginConfiguration.settings

@@ -113,7 +113,8 @@ import KilnPOSIX
         let local = MemorySource()
         let router = SourceRouter(local: local, remotes: [remote])
         let disk = DiskCache(path: dir, logger: Logger(label: "test"))
-        let pipeline = ImagePipeline(stages: try .standard(source: router))
+        let pipeline = ImagePipeline(stages: try .standard(source: router),
+                                     sourceBuilder: OriginSources(OriginConfiguration(), maxFileBytes: 1000))
         for store in [CacheConfiguration.Store.final, .original, .both] {
             let shared = try #require(pipeline.keepingOriginals(in: disk, store: store).stages.source as? SharedOriginSource)
             // Local sources follow cache.store.

@@ -144,7 +144,8 @@ extension HandlerFactoryTests {
 @Suite struct ErrorMappingTests {
     @Test func everyKindHasOneStatus() {
         let statuses = PipelineFailure.Kind.allCases.map { ErrorMapping.status(of: $0) }
-        #expect(statuses == [400, 403, 404, 413, 415, 422, 500, 410, 499, 502, 504])
+        #expect(statuses == [400, 403, 404, 413, 415, 422, 500, 499, 502, 504])
+        #expect(ErrorMapping.status(of: RequestRefusal.expired("x")) == 410)
     }
 
     @Test func freshAndRememberedFailuresMapAlike() {

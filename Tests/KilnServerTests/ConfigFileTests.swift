@@ -114,8 +114,8 @@ import KilnOrigins
         #expect(Mirror(reflecting: LogConfiguration()).children.count == LogConfiguration.fields.count)
         #expect(Mirror(reflecting: SourceConfiguration()).children.count == SourceConfiguration.fields.count)
         #expect(Mirror(reflecting: LimitsConfiguration()).children.count == LimitsConfiguration.fields.count)
-        // + 1: `autoFormats` is `http.auto_formats`, declared in [http] and copied in by KilnConfiguration.
-        #expect(Mirror(reflecting: OutputConfiguration()).children.count == OutputConfiguration.fields.count + 1)
+        #expect(Mirror(reflecting: OriginConfiguration()).children.count == OriginConfiguration.fields.count)
+        #expect(Mirror(reflecting: OutputConfiguration()).children.count == OutputConfiguration.fields.count)
         #expect(Mirror(reflecting: HTTPConfiguration()).children.count == HTTPConfiguration.fields.count)
         #expect(Mirror(reflecting: CacheConfiguration()).children.count == CacheConfiguration.fields.count)
         #expect(Mirror(reflecting: DebugConfiguration()).children.count == DebugConfiguration.fields.count)

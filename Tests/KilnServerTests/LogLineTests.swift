@@ -74,6 +74,7 @@ import KilnOrigins
         timeline.add("spec", milliseconds: 0.123)
         var response = HTTPResponse(status: 200, headers: [("X-Cache", "HIT-DISK")], body: [1, 2, 3])
         response.timeline = timeline
+        response.cacheOutcome = .hitDisk
         #expect(AccessLog.bodyBytes(response, method: "GET") == 3 && AccessLog.bodyBytes(response, method: "HEAD") == 0)
         let m = AccessLog.fields(HTTPRequest(method: "GET", uri: "/x"), response, bytes: 3, milliseconds: 1.234_56)
         #expect(m["cache"] == "HIT-DISK" && m["status"]?.description == "200" && m["duration_ms"]?.description == "1.23")

@@ -58,26 +58,19 @@ struct MetricsBenchmarkTests {
         }
         for requests in [0, 100, 1000] {
             let exporter = MetricsExporter()
-            let legacy = LegacyMetricsExporter()
-            var times: [Double] = [], legacyTimes: [Double] = []
+            var times: [Double] = []
             for _ in 0..<7 {
                 for m in metrics {
                     for i in 0..<requests {
                         m.requestFinished(status: 200, bodyBytes: 9_000, cache: "MISS", nanoseconds: 11_000_000 + Int64(i) * 1000, stages: stages)
                     }
                 }
-                legacyTimes.append(milliseconds(clock.measure {
-                    for slot in 0..<workers { legacy.collect(board, slot: slot) }
-                    _ = legacy.exposition(busy: 1, idle: workers - 1, uptime: 100, board: board)
-                }))
                 times.append(milliseconds(clock.measure {
                     for slot in 0..<workers { exporter.collect(board, slot: slot) }
                     _ = exporter.exposition(busy: 1, idle: workers - 1, uptime: 100, board: board)
                 }))
             }
             times.sort()
-            legacyTimes.sort()
-            print(String(format: "BENCH scrape (legacy: swift-prometheus, replay), %d workers × %d requests since the last: median %.3f ms", workers, requests, legacyTimes[3]))
             print(String(format: "BENCH scrape, %d workers × %d requests since the last: median %.3f ms", workers, requests, times[3]))
         }
     }

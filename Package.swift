@@ -78,7 +78,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
-        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
     ],
@@ -131,7 +130,6 @@ let package = Package(
             "CKilnProcessShims",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
-            .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         // The TOML file and the layering of settings: the master and the command line only.
         .target(name: "KilnConfigFile", dependencies: [

@@ -11,21 +11,21 @@ import KilnOrigins
     static func exited(_ code: Int32) -> Int32 { code << 8 }
 
     @Test func crashesAreFailuresAndFatalSignalsNotStopsOrRecycling() {
-        #expect(!Master.isCrash(Self.exited(0)))          // recycling, stop
-        #expect(Master.isCrash(Self.exited(1)))
-        #expect(Master.isCrash(Self.exited(2)))           // rejected the configuration
-        #expect(Master.isCrash(SIGSEGV))
-        #expect(Master.isCrash(SIGABRT))
-        #expect(Master.isCrash(SIGKILL))                  // the OOM killer
-        #expect(!Master.isCrash(SIGTERM))                 // stopped before its handler was installed
-        #expect(!Master.isCrash(SIGINT))
+        #expect(!WaitStatus.isCrash(Self.exited(0)))          // recycling, stop
+        #expect(WaitStatus.isCrash(Self.exited(1)))
+        #expect(WaitStatus.isCrash(Self.exited(2)))           // rejected the configuration
+        #expect(WaitStatus.isCrash(SIGSEGV))
+        #expect(WaitStatus.isCrash(SIGABRT))
+        #expect(WaitStatus.isCrash(SIGKILL))                  // the OOM killer
+        #expect(!WaitStatus.isCrash(SIGTERM))                 // stopped before its handler was installed
+        #expect(!WaitStatus.isCrash(SIGINT))
     }
 
     @Test func statusDescriptions() {
-        #expect(Master.describe(status: Self.exited(0)) == "exited with status 0")
-        #expect(Master.describe(status: Self.exited(2)) == "exited with status 2")
-        #expect(Master.describe(status: SIGKILL) == "was killed by SIGKILL")
-        #expect(Master.describe(status: SIGSEGV | 0x80) == "was killed by SIGSEGV (core dumped)")
-        #expect(Master.format(1.26) == "1.3")
+        #expect(WaitStatus.describe(Self.exited(0)) == "exited with status 0")
+        #expect(WaitStatus.describe(Self.exited(2)) == "exited with status 2")
+        #expect(WaitStatus.describe(SIGKILL) == "was killed by SIGKILL")
+        #expect(WaitStatus.describe(SIGSEGV | 0x80) == "was killed by SIGSEGV (core dumped)")
+        #expect(Supervisor.format(1.26) == "1.3")
     }
 }

@@ -1,12 +1,10 @@
-import KilnOrigins
-import KilnHTTP
 import KilnPipeline
 
 /// Every metric Kiln exports (`/_kiln/metrics`): name, help, type, label, and for the ones the
 /// workers count, where they live in a scoreboard slot. The one place names are written: the
 /// workers' swift-metrics handlers (`ScoreboardMetricsFactory`) look their cells up here, the
-/// master's exporter (`MetricsExporter`) registers the same families with swift-prometheus, and
-/// the metrics table of docs/operations.md follows it.
+/// master's exporter (`MetricsExporter`) writes the same families in this order, and docs/operations.md's
+/// metrics table follows it.
 public struct MetricFamily: Sendable {
     public enum Kind: Sendable, Equatable {
         case counter

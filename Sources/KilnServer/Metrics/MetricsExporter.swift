@@ -1,86 +1,72 @@
-import KilnHTTP
-import Prometheus
-
 /// The master's side of the metrics: adds up what every worker counted in its scoreboard slot and
-/// what the master knows itself, in a swift-prometheus registry that writes the text format.
+/// what the master knows itself, and writes the Prometheus text format from those totals
+/// (`PrometheusText`): counters, gauges, and histograms straight from the bucket counts.
 ///
 /// Workers' counters only grow while a worker lives, and a slot is reset for the next worker: the
-/// exporter remembers what it last saw in each slot and records only the difference, at each
-/// scrape and one last time when a worker exits (before its slot is reused), so nothing a worker
-/// counted is lost and nothing is counted twice.
+/// exporter remembers what it last saw in each slot and adds only the difference, at each scrape
+/// and one last time when a worker exits (before its slot is reused), so nothing a worker counted
+/// is lost and nothing is counted twice.
 public final class MetricsExporter {
-    let registry = PrometheusCollectorRegistry()
-    private var counters: [String: Counter] = [:]
-    private var secondsCounters: [String: Counter] = [:]
-    private var histograms: [String: ValueHistogram] = [:]
-    private var gauges: [String: Gauge] = [:]
+    /// Every worker cell (`MetricCatalog` layout) added up over all slots and all workers that
+    /// ever ran: counts, nanoseconds, bucket counts (saturating: a stray store cannot wrap them).
+    private var totals = [UInt64](repeating: 0, count: MetricCatalog.cellsUsed)
     private var seen: [Int: [UInt64]] = [:]
-    /// Observations of one histogram series replayed per look at one slot, at most: a million
-    /// requests in one worker between two scrapes (or between a scrape and its exit) is beyond any
-    /// real rate, and replaying costs about 0.1 µs each.
-    static let maxReplayedObservations: UInt64 = 1_000_000
+    /// The master's own counters (`MetricCatalog.masterFamilies`), by `key`.
+    private var own: [String: UInt64] = [:]
+    /// The disk cache gauges, as last read from the scoreboard.
+    private var diskBytes: UInt64 = 0
+    private var diskEntries: UInt64 = 0
+    /// Observations of one histogram series added per look at one slot, at most: more is beyond
+    /// any real rate between two looks (a slot written over by a stray store), and is dropped.
+    static let maxObservationsPerLook: UInt64 = 1_000_000
     /// Totals the status page shows.
     public private(set) var answered: UInt64 = 0
     public private(set) var shed: UInt64 = 0
 
-    public init() {
-        for family in MetricCatalog.allFamilies {
-            for value in family.values {
-                let key = MetricsExporter.key(family.name, value)
-                let descriptor = MetricNameDescriptor(metricName: family.name, unitName: "", helpText: family.help)
-                let labels = family.labels(value)
-                switch family.kind {
-                case .counter:
-                    counters[key] = registry.makeCounter(descriptor: descriptor, labels: labels)
-                case .secondsCounter:
-                    secondsCounters[key] = registry.makeCounter(descriptor: descriptor, labels: labels)
-                case let .histogram(bounds):
-                    histograms[key] = registry.makeValueHistogram(descriptor: descriptor, labels: labels, buckets: bounds)
-                case .gauge:
-                    gauges[key] = registry.makeGauge(descriptor: descriptor, labels: labels)
-                }
-            }
-        }
-    }
+    public init() {}
 
     static func key(_ name: String, _ value: String) -> String { value.isEmpty ? name : "\(name)|\(value)" }
 
-    /// Records what `slot` counted since the last look.
+    /// Adds what `slot` counted since the last look.
     public func collect(_ board: Scoreboard, slot: Int) {
         let now = (0..<MetricCatalog.cellsUsed).map { board.cell(slot, $0) }
         let before = seen[slot] ?? Array(repeating: 0, count: now.count)
         seen[slot] = now
         // A slot reset behind our back (never expected): start over from its current values.
         guard zip(now, before).allSatisfy({ $0 >= $1 }) else { return }
-        let delta = zip(now, before).map { $0 - $1 }
-        guard delta.contains(where: { $0 > 0 }) else { return }
         for family in MetricCatalog.workerFamilies {
             guard let first = family.firstCell else { continue }
-            for (i, value) in family.values.enumerated() {
+            for i in family.values.indices {
                 let base = first + i * family.cellsPerSeries
-                let key = MetricsExporter.key(family.name, value)
                 switch family.kind {
-                case .counter:
-                    if delta[base] > 0 { counters[key]?.increment(by: Int64(clamping: delta[base])) }
-                    if family.name == MetricCatalog.requests { answered &+= delta[base] }
-                case .secondsCounter:
-                    if delta[base] > 0 { secondsCounters[key]?.increment(by: Double(delta[base]) / 1e9) }
+                case .counter, .secondsCounter:
+                    let delta = now[base] - before[base]
+                    add(delta, to: base)
+                    if family.name == MetricCatalog.requests { answered &+= delta }
                 case let .histogram(bounds):
-                    let counts = Array(delta[base..<(base + bounds.count + 1)])
-                    let sum = Double(delta[base + bounds.count + 1]) / 1e9
-                    guard let h = histograms[key], counts.contains(where: { $0 > 0 }) else { continue }
-                    // One `record` per observation: a count no worker could reach between two looks
-                    // (a slot written over by a stray store) is dropped, not replayed for hours.
-                    let total = counts.reduce(UInt64(0)) { $0.addingReportingOverflow($1).partialValue }
-                    guard total <= MetricsExporter.maxReplayedObservations, total >= counts.max() ?? 0 else { continue }
-                    for (v, n) in HistogramReplay.observations(counts: counts, bounds: bounds, sum: sum) {
-                        for _ in 0..<n { h.record(v) }
+                    let buckets = base..<(base + bounds.count + 1)
+                    var total: UInt64 = 0
+                    var overflow = false
+                    for c in buckets {
+                        let (t, o) = total.addingReportingOverflow(now[c] - before[c])
+                        total = t
+                        overflow = overflow || o
                     }
+                    // A count no worker could reach between two looks is dropped, not added.
+                    guard total > 0, !overflow, total <= MetricsExporter.maxObservationsPerLook else { continue }
+                    for c in buckets { add(now[c] - before[c], to: c) }
+                    let sum = base + bounds.count + 1
+                    add(now[sum] - before[sum], to: sum)
                 case .gauge:
                     break
                 }
             }
         }
+    }
+
+    private func add(_ amount: UInt64, to cell: Int) {
+        let (t, overflow) = totals[cell].addingReportingOverflow(amount)
+        totals[cell] = overflow ? .max : t
     }
 
     /// The slot was reset for a new worker: its counters start from zero.
@@ -89,8 +75,8 @@ public final class MetricsExporter {
     /// The master answered `count` connections 503 itself.
     public func shedConnections(_ count: Int) {
         guard count > 0 else { return }
-        counters[MetricCatalog.shed]?.increment(by: Int64(count))
-        counters[MetricsExporter.key(MetricCatalog.requests, "5xx")]?.increment(by: Int64(count))
+        own[MetricCatalog.shed, default: 0] += UInt64(count)
+        if let cell = MetricCatalog.family(MetricCatalog.requests)?.cell(for: "5xx") { add(UInt64(count), to: cell) }
         shed += UInt64(count)
         answered += UInt64(count)
     }
@@ -98,18 +84,57 @@ public final class MetricsExporter {
     public enum RestartCause: String { case crash, deadline, recycle, reload }
 
     public func restarted(_ cause: RestartCause, count: Int = 1) {
-        counters[MetricsExporter.key(MetricCatalog.restarts, cause.rawValue)]?.increment(by: Int64(count))
+        own[MetricsExporter.key(MetricCatalog.restarts, cause.rawValue), default: 0] += UInt64(count)
     }
 
-    /// The text format, after the gauges are set.
+    /// The text format, with the gauges as given.
     public func exposition(busy: Int, idle: Int, uptime: Double, board: Scoreboard?) -> [UInt8] {
-        gauges[MetricsExporter.key(MetricCatalog.workers, "busy")]?.set(Double(busy))
-        gauges[MetricsExporter.key(MetricCatalog.workers, "idle")]?.set(Double(idle))
-        gauges[MetricCatalog.uptime]?.set(uptime)
         if let board {
-            gauges[MetricCatalog.diskBytes]?.set(Double(board.global(.diskBytes)))
-            gauges[MetricCatalog.diskEntries]?.set(Double(board.global(.diskEntries)))
+            diskBytes = board.global(.diskBytes)
+            diskEntries = board.global(.diskEntries)
         }
-        return registry.emitToBuffer()
+        let gauges: [String: Double] = [
+            MetricsExporter.key(MetricCatalog.workers, "busy"): Double(busy),
+            MetricsExporter.key(MetricCatalog.workers, "idle"): Double(idle),
+            MetricCatalog.uptime: uptime,
+            MetricCatalog.diskBytes: Double(diskBytes),
+            MetricCatalog.diskEntries: Double(diskEntries),
+        ]
+        var text = PrometheusText()
+        for family in MetricCatalog.allFamilies {
+            text.family(family.name, help: family.help, type: family.kind.prometheusType)
+            for (i, value) in family.values.enumerated() {
+                let labels = family.labels(value)
+                let key = MetricsExporter.key(family.name, value)
+                let base = family.firstCell.map { $0 + i * family.cellsPerSeries }
+                switch family.kind {
+                case .counter:
+                    let count = base.map { totals[$0] } ?? own[key] ?? 0
+                    text.sample(family.name, labels: labels, String(min(count, UInt64(Int64.max))))
+                case .secondsCounter:
+                    let ns = base.map { totals[$0] } ?? 0
+                    text.sample(family.name, labels: labels, ns == 0 ? "0" : "\(Double(ns) / 1e9)")
+                case let .histogram(bounds):
+                    guard let base else { continue }
+                    text.histogram(family.name, labels: labels, bounds: bounds,
+                                   counts: Array(totals[base..<(base + bounds.count + 1)]),
+                                   sum: Double(totals[base + bounds.count + 1]) / 1e9)
+                case .gauge:
+                    text.sample(family.name, labels: labels, "\(gauges[key] ?? 0)")
+                }
+            }
+        }
+        return text.bytes
+    }
+}
+
+extension MetricFamily.Kind {
+    /// The `# TYPE` of the family.
+    var prometheusType: String {
+        switch self {
+        case .counter, .secondsCounter: "counter"
+        case .histogram: "histogram"
+        case .gauge: "gauge"
+        }
     }
 }

@@ -48,50 +48,42 @@ extension Master {
         }
     }
 
-    /// Samples the main socket's listen queue (a poll that does not wait): remembers since when
-    /// it has held connections without once being seen empty.
+    /// Samples the main socket's listen queue for the supervisor: its length and the count of
+    /// accepted connections, or where the kernel does not tell the length, a poll that does not wait.
     func sampleQueue() {
         guard let socket, configuration.queueTimeout > 0 else { return }
         if let scoreboard {
             let accepted = scoreboard.global(.acceptedConnections)
             let queued = kiln_listen_queue_length(socket.fd)
-            queueLengthKnown = queued >= 0
-            if queueLengthKnown {
-                queueWaits.record(now: Master.now(), accepted: accepted, queued: queued)
+            if queued >= 0 {
+                feed(.queueSampled(.length(accepted: accepted, queued: Int(queued))))
                 return
             }
         }
         var p = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
         let waiting = poll(&p, 1, 0) > 0 && p.revents & Int16(POLLIN) != 0
-        if !waiting {
-            queueBusySince = nil
-        } else if queueBusySince == nil {
-            queueBusySince = Master.now()
-        }
+        feed(.queueSampled(.waiting(waiting)))
     }
 
-    /// A connection has waited in the listen queue for `queue_timeout` (by `queueWaits`, or, where
-    /// the queue's length is unknown, the queue was never seen empty meanwhile) and no worker of
-    /// the current generation is free to take it: every one is in a request (or none runs).
+    /// The supervisor's overload rule on a fresh look at the scoreboard (`Supervisor.isOverloaded`).
     func isOverloaded() -> Bool {
-        let timeout = configuration.queueTimeout
-        guard stopDeadline == nil, timeout > 0 else { return false }
-        let now = Master.now()
-        if queueLengthKnown, let scoreboard {
-            guard queueWaits.oldestWait(now: now, accepted: scoreboard.global(.acceptedConnections)) >= timeout else { return false }
-        } else {
-            guard let since = queueBusySince, now - since >= timeout else { return false }
+        guard configuration.queueTimeout > 0, !supervisor.isStopping else { return false }
+        var slots: [pid_t: Scoreboard.Slot] = [:]
+        if let scoreboard {
+            for w in supervisor.currentWorkers { if let slot = scoreboard.read(w.board) { slots[w.pid] = slot } }
         }
-        return currentSlots().allSatisfy { $0.slot.isBusy }
+        let view = BoardView(accepted: scoreboard?.global(.acceptedConnections), slots: slots)
+        return supervisor.isOverloaded(view, now: Master.now())
     }
 
     func answerOverloadedQueue() {
         guard let socket else { return }
         var answered = 0
+        var emptied = false
         while answered < Master.overloadBatch && isOverloaded() {
             let fd = kiln_accept_within(socket.fd, 10)
             guard fd >= 0 else {
-                queueBusySince = nil  // empty now (or a worker was faster)
+                emptied = true  // empty now (or a worker was faster)
                 break
             }
             answered += 1
@@ -101,14 +93,7 @@ extension Master {
             // A health check never waits behind the shedding.
             answerStatusIfWaiting()
         }
-        guard answered > 0 else { return }
-        exporter.shedConnections(answered)
-        overloadAnswers += answered
-        let now = Master.now()
-        if now - overloadLogged >= 10 {
-            overloadLogged = now
-            logger.warning("every worker has been busy for more than server.queue_timeout (\(Master.format(configuration.queueTimeout)) s): answered \(overloadAnswers) queued connections with 503 so far")
-        }
+        feed(.shed(count: answered, queueEmptied: emptied))
     }
 
     func answerStatusIfWaiting() {
@@ -150,7 +135,7 @@ extension Master {
 
     static func overloadResponse(queueTimeout: Double) -> HTTPResponse {
         let retry = max(1, Int(queueTimeout.rounded(.up)))
-        return textResponse(503, "overloaded: every worker has been busy for more than \(Master.format(queueTimeout)) s; retry later",
+        return textResponse(503, "overloaded: every worker has been busy for more than \(Supervisor.format(queueTimeout)) s; retry later",
                             extra: [("Retry-After", String(retry))])
     }
 
@@ -172,9 +157,9 @@ extension Master {
     func healthResponse() -> HTTPResponse {
         let current = currentSlots()
         let busy = current.filter { $0.slot.isBusy }.count
-        let summary = "generation \(generation), \(current.count) of \(configuration.workers) workers running, \(busy) busy"
-        if current.isEmpty || stopDeadline != nil {
-            return Master.textResponse(503, stopDeadline != nil ? "stopping: \(summary)" : "no worker running: \(summary)",
+        let summary = "generation \(supervisor.generation), \(current.count) of \(configuration.workers) workers running, \(busy) busy"
+        if current.isEmpty || supervisor.isStopping {
+            return Master.textResponse(503, supervisor.isStopping ? "stopping: \(summary)" : "no worker running: \(summary)",
                                        extra: [("Retry-After", "1")])
         }
         return Master.textResponse(200, "ok: \(summary)")

@@ -10,7 +10,7 @@ extension Master {
     func metricsResponse() -> HTTPResponse {
         var busy = 0, idle = 0
         if let scoreboard {
-            for w in workers.values { exporter.collect(scoreboard, slot: w.board) }
+            for w in supervisor.workers.values { exporter.collect(scoreboard, slot: w.board) }
             for (_, slot) in currentSlots() {
                 if slot.isBusy { busy += 1 } else { idle += 1 }
             }
@@ -53,13 +53,13 @@ extension Master {
     }
 
     func statusPage() -> StatusPage {
-        if let scoreboard { for w in workers.values { exporter.collect(scoreboard, slot: w.board) } }
+        if let scoreboard { for w in supervisor.workers.values { exporter.collect(scoreboard, slot: w.board) } }
         let now = Scoreboard.now()
-        let list = workers.values.sorted { ($0.generation, $0.slot) < ($1.generation, $1.slot) }.map { w -> WorkerStatus in
+        let list = supervisor.workers.values.sorted { ($0.generation, $0.slot) < ($1.generation, $1.slot) }.map { w -> WorkerStatus in
             let slot = scoreboard?.read(w.board)
             let mine = slot?.pid == w.pid ? slot : nil
             let busy = mine?.isBusy ?? false
-            let state = w.generation != generation || w.deadline != nil ? "draining" : busy ? "busy" : "idle"
+            let state = w.generation != supervisor.generation || w.deadline != nil ? "draining" : busy ? "busy" : "idle"
             return WorkerStatus(pid: w.pid, generation: w.generation, state: state, requests: mine?.requestsDone ?? 0,
                                 uri: busy ? mine?.uri : nil,
                                 runningSeconds: busy ? mine?.requestStart.map { Double(now - $0) / 1e9 } : nil,
@@ -70,10 +70,10 @@ extension Master {
         let queued = socket.map { kiln_listen_queue_length($0.fd) }.flatMap { $0 >= 0 ? $0 : nil }
         var oldest: Double?
         if let queued, let scoreboard {
-            queueWaits.record(now: Master.now(), accepted: scoreboard.global(.acceptedConnections), queued: queued)
-            oldest = queueWaits.oldestWait(now: Master.now(), accepted: scoreboard.global(.acceptedConnections)).rounded(toPlaces: 2)
+            oldest = supervisor.overload.oldestWait(now: Master.now(), accepted: scoreboard.global(.acceptedConnections),
+                                                    queued: queued).rounded(toPlaces: 2)
         }
-        return StatusPage(uptimeSeconds: (Master.now() - startedAt).rounded(toPlaces: 1), generation: generation,
+        return StatusPage(uptimeSeconds: (Master.now() - startedAt).rounded(toPlaces: 1), generation: supervisor.generation,
                           workersConfigured: configuration.workers, answered: exporter.answered, shed: exporter.shed,
                           diskCacheBytes: swept ? scoreboard?.global(.diskBytes) : nil,
                           diskCacheEntries: swept ? scoreboard?.global(.diskEntries) : nil,
@@ -101,14 +101,14 @@ extension Master {
 
     static func statusText(_ p: StatusPage) -> String {
         var lines = [
-            "uptime:              \(format(p.uptimeSeconds)) s",
+            "uptime:              \(Supervisor.format(p.uptimeSeconds)) s",
             "generation:          \(p.generation)",
             "workers:             \(p.workers.filter { $0.state != "draining" }.count) of \(p.workersConfigured)",
             "answered:            \(p.answered)",
             "shed (503):          \(p.shed)",
         ]
         if let q = p.listenQueue {
-            lines.append("listen queue:        \(q) waiting" + (q > 0 ? ", the oldest for \(format(p.oldestQueuedSeconds ?? 0)) s or more" : ""))
+            lines.append("listen queue:        \(q) waiting" + (q > 0 ? ", the oldest for \(Supervisor.format(p.oldestQueuedSeconds ?? 0)) s or more" : ""))
         }
         if let b = p.diskCacheBytes, let e = p.diskCacheEntries {
             lines.append("disk cache:          \(e) entries, \(b) bytes (last sweep)")
@@ -116,11 +116,20 @@ extension Master {
         lines.append("")
         lines.append("pid      gen  state     requests  running  stage / uri")
         for w in p.workers {
-            let running = w.runningSeconds.map { format($0) + " s" } ?? "-"
+            let running = w.runningSeconds.map { Supervisor.format($0) + " s" } ?? "-"
             let what = w.uri.map { "\(w.stage ?? "") \($0)" + (w.requestId.map { " [\($0)]" } ?? "") } ?? ""
             lines.append("\(pad(String(w.pid), 8)) \(pad(String(w.generation), 4)) \(pad(w.state, 9)) \(pad(String(w.requests), 9)) \(pad(running, 8)) \(what)")
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The scoreboard slots of the running workers of the current generation.
+    func currentSlots() -> [(pid: pid_t, slot: Scoreboard.Slot)] {
+        guard let scoreboard else { return [] }
+        return supervisor.currentWorkers.compactMap { w in
+            guard let s = scoreboard.read(w.board), s.pid == w.pid else { return nil }
+            return (w.pid, s)
+        }
     }
 
     static func pad(_ s: String, _ width: Int) -> String {

@@ -132,11 +132,11 @@ public struct Worker {
         handler.observe(with: monitor)
         logger.debug("worker ready")
         var recycle: Int?
-        let maxMemory = maxWorkerMemory
-        let outcome = responder.serve(handler: handler, maxRequests: configuration.maxRequests) {
+        let policy = RecyclePolicy(maxRequests: configuration.maxRequests, maxMemory: maxWorkerMemory)
+        let outcome = responder.serve(handler: handler, maxRequests: policy.maxRequests) {
             if kiln_stop_requested() != 0 { return true }
-            // Checked between requests: the request that grew the worker has been answered.
-            if maxMemory > 0, responder.requestCount > 0, let rss = ProcessMemory.residentBytes(), rss > maxMemory {
+            if policy.checksMemory(afterRequests: responder.requestCount), let rss = ProcessMemory.residentBytes(),
+               policy.isOverMemory(residentBytes: rss) {
                 recycle = rss
                 return true
             }
@@ -144,8 +144,7 @@ public struct Worker {
         }
         handler.finish()
         if let rss = recycle, kiln_stop_requested() == 0 {
-            // Rounded up: 48.3 MiB over a 48 MiB limit reads 49, not "48 MiB is above 48 MiB".
-            logger.notice("resident memory \((rss + (1 << 20) - 1) >> 20) MiB is above limits.max_worker_memory (\(maxMemory >> 20) MiB) after \(responder.requestCount) requests; exiting to be replaced")
+            logger.notice("\(policy.memoryNotice(residentBytes: rss, requests: responder.requestCount))")
             return ExitStatus.ok
         }
         switch outcome {
@@ -155,7 +154,7 @@ public struct Worker {
         case .listenerClosed:
             logger.debug("listening socket closed; stopping after \(responder.requestCount) requests")
         case .maxRequestsReached:
-            logger.info("served max_requests = \(configuration.maxRequests); exiting to be replaced")
+            logger.info("\(policy.countNotice)")
         case let .acceptFailed(e):
             logger.error("accept failed: \(Errno.text(e)); exiting")
             return ExitStatus.failure

@@ -1,3 +1,4 @@
+import KilnOrigins
 import KilnPipeline
 
 /// Every metric Kiln exports (`/_kiln/metrics`): name, help, type, label, and for the ones the

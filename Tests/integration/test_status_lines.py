@@ -88,7 +88,7 @@ def test_every_status_has_its_standard_reason_phrase(make_stack, silent_origin):
     status, reason, _ = _request(s.port, "GET", ok_path, {"If-None-Match": headers["etag"]})
     seen[status] = reason
     cases = [
-        ("GET", "/nope:3/pillow_hopper.jpg", 400),                 # unknown option
+        ("GET", "/w:abc/pillow_hopper.jpg", 400),                  # a bad argument
         ("GET", "/bl:2/pillow_hopper.jpg", 403),                   # not in security.allowed_operations
         ("GET", "/w:10/no_such_file.jpg", 404),
         ("POST", ok_path, 405),

@@ -65,7 +65,7 @@ struct MetricsBenchmarkTests {
             for _ in 0..<7 {
                 for m in metrics {
                     for i in 0..<requests {
-                        m.requestFinished(status: 200, bodyBytes: 9_000, cache: "MISS", nanoseconds: 11_000_000 + Int64(i) * 1000, stages: stages)
+                        m.requestFinished(status: 200, bodyBytes: 9_000, cache: .miss, nanoseconds: 11_000_000 + Int64(i) * 1000, stages: stages)
                     }
                 }
                 times.append(milliseconds(clock.measure {

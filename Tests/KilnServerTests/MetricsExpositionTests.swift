@@ -10,14 +10,14 @@ import Testing
         let board = try Scoreboard.create(slots: 4)
         let a = WorkerMetrics(factory: ScoreboardMetricsFactory(board: board, slot: 0))
         let b = WorkerMetrics(factory: ScoreboardMetricsFactory(board: board, slot: 1))
-        a.requestFinished(status: 200, bodyBytes: 1000, cache: "MISS", nanoseconds: 3_000_000,
+        a.requestFinished(status: 200, bodyBytes: 1000, cache: .miss, nanoseconds: 3_000_000,
                           stages: [.load: 200_000, .decode: 1_500_000, .process: 700_000, .encode: 400_000])
-        a.requestFinished(status: 200, bodyBytes: 1000, cache: "HIT-MEMORY", nanoseconds: 150_000, stages: [:])
-        b.requestFinished(status: 404, bodyBytes: 20, cache: "HIT-DISK", nanoseconds: 80_000, stages: [:])
+        a.requestFinished(status: 200, bodyBytes: 1000, cache: .hitMemory, nanoseconds: 150_000, stages: [:])
+        b.requestFinished(status: 404, bodyBytes: 20, cache: .hitDisk, nanoseconds: 80_000, stages: [:])
         a.sourceRead(.jpeg, bytes: 120_000)
         a.resultEncoded(.webp)
         for collect in exporters { collect(board, 0); collect(board, 1) }
-        b.requestFinished(status: 200, bodyBytes: 7, cache: "COALESCED", nanoseconds: 2_000_000_000,
+        b.requestFinished(status: 200, bodyBytes: 7, cache: .coalesced, nanoseconds: 2_000_000_000,
                           stages: [.wait: 1_900_000_000, .encode: 12_000_000])
         b.requestFinished(status: 502, bodyBytes: 0, cache: nil, nanoseconds: 12_000_000_000, stages: [.decode: 11_000_000_000])
         // The worker in slot 1 exits: a last look, then its slot is reset for the next one.
@@ -25,7 +25,7 @@ import Testing
         board.reset(1, pid: 0)
         forget(1)
         let c = WorkerMetrics(factory: ScoreboardMetricsFactory(board: board, slot: 1))
-        c.requestFinished(status: 200, bodyBytes: 50, cache: "MISS", nanoseconds: 40_000_000, stages: [.process: 30_000_000])
+        c.requestFinished(status: 200, bodyBytes: 50, cache: .miss, nanoseconds: 40_000_000, stages: [.process: 30_000_000])
         for collect in exporters { collect(board, 0); collect(board, 1); collect(board, 1) }
         board.setGlobal(.diskBytes, 123_456)
         board.setGlobal(.diskEntries, 42)

@@ -1,5 +1,6 @@
 import Testing
 import KilnCore
+import KilnProcessing
 @testable import KilnServer
 
 /// `debug.sleep_processor`: the integration tests' deterministic slow stage.

@@ -103,10 +103,69 @@ import KilnModel
         #expect(Base64URL.decode("AA==") == nil)
     }
 
-    @Test func arbitraryBytesNeverCrash() {
-        let s = URLSignature(keys: [key1])
-        for path in ["", "/", "//", "///", "/\u{0}/x", "/%/x", "/🙂/x", "/unsafe", "/" + String(repeating: "A", count: 43) + "/"] {
-            _ = try? s.verify(rawPath: path)
+    /// A fixed-seed generator (SplitMix64): the same inputs on every run, so a failure reproduces.
+    struct SplitMix64: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
         }
+    }
+
+    /// Edge cases, seeded random strings and seeded mutations of a signed path: each one is a
+    /// `SignatureError` (`.notAPath` exactly when it does not start with `/`) or a verified path
+    /// that is the input's own tail: `.signed` only for what the key signs to that very string,
+    /// `.unsafe` only after `/unsafe`. Each answer comes at once.
+    @Test func arbitraryBytesNeverCrash() throws {
+        let s = URLSignature(keys: [key1])
+        let signed = try #require(s.sign("/rs:300:200/f:webp/cat.jpg"))
+        var inputs = ["", "/", "//", "///", "/\u{0}/x", "/%/x", "/🙂/x", "/unsafe", "/unsafe/", "unsafe/x",
+                      "/" + String(repeating: "A", count: 43) + "/", "/" + String(repeating: "A", count: 43) + "/x", signed]
+        var rng = SplitMix64(state: 0x4B69_6C6E_5369_676E)
+        // Characters that matter to the parser (separators, base64, percent, NUL, multi-byte) and a few others.
+        let alphabet = Array("/////AaZz09-_+=%.:unsafe\u{0}\u{7f}é🙂 ")
+        for _ in 0..<2000 {
+            let n = Int.random(in: 0...80, using: &rng)
+            inputs.append(String((0..<n).map { _ in alphabet.randomElement(using: &rng)! }))
+        }
+        var signedBytes = Array(signed.utf8)
+        for _ in 0..<2000 {
+            var bytes = signedBytes
+            for _ in 0..<Int.random(in: 1...3, using: &rng) {
+                bytes[Int.random(in: 0..<bytes.count, using: &rng)] = UInt8.random(in: 0x20...0x7e, using: &rng)
+            }
+            inputs.append(String(decoding: bytes, as: UTF8.self))
+        }
+        signedBytes.removeAll()
+
+        let clock = ContinuousClock()
+        var slowest = Duration.zero
+        var outcomes: [String: Int] = [:]
+        for path in inputs {
+            let started = clock.now
+            let result: Result<URLSignature.VerifiedPath, SignatureError>
+            do throws(SignatureError) { result = .success(try s.verify(rawPath: path)) } catch { result = .failure(error) }
+            slowest = max(slowest, clock.now - started)
+            switch result {
+            case .failure(let error):
+                outcomes["\(error)", default: 0] += 1
+                #expect((error == .notAPath) == !path.hasPrefix("/"), "\(path.debugDescription): \(error)")
+            case .success(let verified):
+                outcomes["\(verified.kind)", default: 0] += 1
+                #expect(path.hasSuffix(verified.path) && (verified.path.isEmpty || verified.path.utf8.first == UInt8(ascii: "/")), "\(path.debugDescription) gave \(verified)")
+                switch verified.kind {
+                case .signed: #expect(s.sign(verified.path) == path, "\(path.debugDescription) verified as signed")
+                case .unsafe: #expect(path == "/unsafe" + verified.path, "\(path.debugDescription) verified as unsafe")
+                case .unsigned: Issue.record("\(path.debugDescription): unsigned although a key is configured")
+                }
+            }
+        }
+        #expect(slowest < .milliseconds(500), "the slowest verification took \(slowest)")
+        // The inputs reach every refusal and both acceptances (the mutated copies that kept the
+        // signature and the path, and `/unsafe/`).
+        #expect(Set(outcomes.keys).isSuperset(of: ["notAPath", "missing", "malformed", "mismatch", "signed", "unsafe"]), "\(outcomes)")
     }
 }

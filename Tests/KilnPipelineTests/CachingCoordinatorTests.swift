@@ -5,6 +5,26 @@ import KilnModel
 @testable import KilnPipeline
 
 
+/// Hears a request enter the `wait` stage (it is about to wait for the render lock): what the
+/// coalescing tests wait for instead of sleeping and assuming the other thread got there.
+final class LockWaitSignal: RenderObserving, @unchecked Sendable {
+    let waiting = DispatchSemaphore(value: 0)
+    let onWait: @Sendable () -> Void
+
+    init(onWait: @escaping @Sendable () -> Void = {}) {
+        self.onWait = onWait
+    }
+
+    func enter(_ stage: RenderStage, detail: String) throws(PipelineFailure) {
+        guard stage == .wait, detail.isEmpty else { return }
+        onWait()
+        waiting.signal()
+    }
+
+    /// Whether a request entered `wait` within 10 s.
+    func waited() -> Bool { waiting.wait(timeout: .now() + 10) == .success }
+}
+
 @Suite struct CachingCoordinatorTests {
     typealias F = CachingFixtures
 
@@ -96,10 +116,12 @@ import KilnModel
         defer { F.remove(root) }
         let key = F.key("slow")
         let started = DispatchSemaphore(value: 0)
+        let second = LockWaitSignal()
         let holderOutcome = Shared<CacheOutcome?>(nil)
         let join = F.thread {
             let r = try? Self.coordinator(root).fetch(key) {
                 started.signal()
+                _ = second.waited()                   // the second requester waits for this lock
                 Thread.sleep(forTimeInterval: 0.2)
                 return F.image(30_000, seed: 9)
             }
@@ -108,7 +130,7 @@ import KilnModel
         started.wait()
         var rendered = false
         let t0 = Date()
-        let (image, outcome) = try Self.coordinator(root).fetch(key) { rendered = true; return F.image(1) }
+        let (image, outcome) = try Self.coordinator(root).fetch(key, observer: second) { rendered = true; return F.image(1) }
         join()
         #expect(outcome == .coalesced && !rendered && image == F.image(30_000, seed: 9))
         #expect(Date().timeIntervalSince(t0) > 0.1)
@@ -120,12 +142,14 @@ import KilnModel
         defer { F.remove(root) }
         let key = F.key("corrupt")
         let started = DispatchSemaphore(value: 0)
+        let waiter = LockWaitSignal()
         let holderError = Shared<PipelineFailure?>(nil)
         let join = F.thread {
             do {
                 _ = try Self.coordinator(root).fetch(key) {
                     started.signal()
-                    Thread.sleep(forTimeInterval: 0.15)
+                    _ = waiter.waited()               // the other requester waits for this lock
+                    Thread.sleep(forTimeInterval: 0.05)
                     throw PipelineFailure(.corrupt, "broken 422")
                 }
             } catch {
@@ -135,7 +159,7 @@ import KilnModel
         started.wait()
         var rendered = false
         #expect(throws: PipelineFailure(.corrupt, "broken 422", outcome: .coalesced)) {
-            try Self.coordinator(root).fetch(key) { rendered = true; return F.image(1) }
+            try Self.coordinator(root).fetch(key, observer: waiter) { rendered = true; return F.image(1) }
         }
         join()
         #expect(!rendered)
@@ -152,13 +176,15 @@ import KilnModel
             return
         }
         let result = Shared<(CacheOutcome, Bool, Double)?>(nil)
+        let waiter = LockWaitSignal()
         let join = F.thread {
             var rendered = false
             let t0 = Date()
-            let r = try? Self.coordinator(root).fetch(key) { rendered = true; return F.image(100, seed: 4) }
+            let r = try? Self.coordinator(root).fetch(key, observer: waiter) { rendered = true; return F.image(100, seed: 4) }
             result.with { $0 = r.map { ($0.1, rendered, Date().timeIntervalSince(t0)) } }
         }
-        Thread.sleep(forTimeInterval: 0.15)
+        #expect(waiter.waited(), "the requester never came to the lock")
+        Thread.sleep(forTimeInterval: 0.15)       // it has waited at least this long
         lock.abandon()                            // fd closed, nothing written, lock file left behind
         join()
         let (outcome, rendered, waited) = try #require(result.get)
@@ -221,7 +247,10 @@ import KilnModel
             }) { outcomes.with { $0.append(r.1) } }
         }
         let waiters = (0..<3).map { _ in F.thread(waiter) }
-        Thread.sleep(forTimeInterval: 0.2)       // the holder failed; one waiter is rendering
+        // The holder failed; one waiter is rendering.
+        let deadline = Date().addingTimeInterval(10)
+        while renders.get == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        #expect(renders.get == 1, "no waiter took over after the holder failed")
         let late = F.thread(waiter)
         holder()
         for join in waiters + [late] { join() }
@@ -297,11 +326,14 @@ import KilnModel
         for p in [final, lockPath] {
             try FileManager.default.createDirectory(atPath: (p as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         }
-        let other = try Self.shell("exec /usr/bin/flock -x '\(lockPath)' /bin/sh -c \"sleep 0.3; mv '\(staged)' '\(final)'\"")
+        // It publishes once this process waits for its lock (the `go` file), then releases the lock.
+        let go = root + "/go"
+        let other = try Self.shell("exec /usr/bin/flock -x '\(lockPath)' /bin/sh -c \"while [ ! -e '\(go)' ]; do sleep 0.01; done; mv '\(staged)' '\(final)'\"")
         defer { other.waitUntilExit() }
         try #require(Self.waitUntilLocked(lockPath))
+        let waiting = LockWaitSignal { _ = FileManager.default.createFile(atPath: go, contents: nil) }
         var rendered = false
-        let (got, outcome) = try Self.coordinator(root).fetch(key) { rendered = true; return F.image(1) }
+        let (got, outcome) = try Self.coordinator(root).fetch(key, observer: waiting) { rendered = true; return F.image(1) }
         #expect(outcome == .coalesced && got == image && !rendered)
     }
 
@@ -318,19 +350,23 @@ import KilnModel
         let holder = try Self.shell("exec 9>'\(lockPath)'; /usr/bin/flock -x 9; exec sleep 30")
         try #require(Self.waitUntilLocked(lockPath))
         let result = Shared<(CacheOutcome, Bool, Double)?>(nil)
+        let waiter = LockWaitSignal()
         let join = F.thread {
             var rendered = false
             let t0 = Date()
-            let r = try? Self.coordinator(root).fetch(key) { rendered = true; return F.image(100) }
+            let r = try? Self.coordinator(root).fetch(key, observer: waiter) { rendered = true; return F.image(100) }
             result.with { $0 = r.map { ($0.1, rendered, Date().timeIntervalSince(t0)) } }
         }
-        Thread.sleep(forTimeInterval: 0.2)
+        #expect(waiter.waited(), "the requester never came to the lock")
+        Thread.sleep(forTimeInterval: 0.2)        // it has waited at least this long
         kill(holder.processIdentifier, SIGKILL)
         holder.waitUntilExit()
         join()
         let (outcome, rendered, waited) = try #require(result.get)
         #expect(outcome == .miss && rendered)
-        #expect(waited >= 0.15 && waited < 3)
+        // Taken over once the kernel freed the lock: well within the 5 s lock timeout it would
+        // otherwise have waited out.
+        #expect(waited >= 0.15 && waited < 2.5)
         #expect(disk.entry(for: key) == .image(F.image(100)))
     }
 }

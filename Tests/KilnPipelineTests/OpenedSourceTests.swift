@@ -21,7 +21,12 @@ final class CountingFiles: SourceLoading, @unchecked Sendable {
 @Suite struct OpenedSourceTests {
     static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/corpus").path
-    static let hasCorpus = FileManager.default.fileExists(atPath: corpus + "/pillow_hopper.jpg")
+    /// The corpus must be there (`shared/` beside the repository): a missing one fails the tests
+    /// that read it, it does not skip them.
+    static func requireCorpus() throws {
+        try #require(FileManager.default.fileExists(atPath: corpus + "/pillow_hopper.jpg"),
+                     "the shared corpus is missing: expected \(corpus)/pillow_hopper.jpg (shared/ must sit beside the repository)")
+    }
 
     @Test func theHandleReadsTheVersionItsIdentityNames() throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("kiln-open-\(UUID().uuidString)").path
@@ -42,7 +47,8 @@ final class CountingFiles: SourceLoading, @unchecked Sendable {
         }
     }
 
-    @Test(.enabled(if: hasCorpus)) func aMissOpensOnceAndAHitOpensOnce() throws {
+    @Test func aMissOpensOnceAndAHitOpensOnce() throws {
+        try Self.requireCorpus()
         let folder = CachingFixtures.folder("open-once")
         defer { CachingFixtures.remove(folder) }
         let counting = CountingFiles(try FileSource(root: Self.corpus, maxFileBytes: 1 << 24))
@@ -56,7 +62,8 @@ final class CountingFiles: SourceLoading, @unchecked Sendable {
         #expect(counting.opens == 2 && counting.stats == 0 && counting.loads == 0)
     }
 
-    @Test(.enabled(if: hasCorpus)) func keptOriginalsNeedNoFurtherStat() throws {
+    @Test func keptOriginalsNeedNoFurtherStat() throws {
+        try Self.requireCorpus()
         let folder = CachingFixtures.folder("open-originals")
         defer { CachingFixtures.remove(folder) }
         let counting = CountingFiles(try FileSource(root: Self.corpus, maxFileBytes: 1 << 24))

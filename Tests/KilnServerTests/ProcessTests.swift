@@ -34,6 +34,36 @@ struct ProcessTests {
         return (server, client)
     }
 
+    /// A client of the master's status socket (`server.status_listen = auto`: `k-status.sock` beside
+    /// `k.sock`, or the port after a TCP port).
+    func statusClient(_ server: ServerProcess, tcpPort: UInt16? = nil) -> FastCGITestClient {
+        FastCGITestClient(target: tcpPort.map { .tcp("127.0.0.1", $0 + 1) } ?? .unix(server.folder + "/k-status.sock"), timeout: 5)
+    }
+
+    /// Polls the master's status page (`/_kiln/status?json`) until `condition` holds for it; false
+    /// after `timeout` seconds. What the test waits for instead of sleeping and assuming.
+    func waitForStatus(_ status: FastCGITestClient, timeout: Double = 5, _ condition: ([String: Any]) -> Bool) -> Bool {
+        ServerProcess.wait(timeout: timeout) {
+            guard let reply = try? status.get("/_kiln/status?json"), reply.status == 200,
+                  let page = (try? JSONSerialization.jsonObject(with: Data(reply.body))) as? [String: Any] else { return false }
+            return condition(page)
+        }
+    }
+
+    /// A worker is busy with a request whose URI starts with `prefix`.
+    func busy(with prefix: String) -> ([String: Any]) -> Bool {
+        { page in
+            ((page["workers"] as? [[String: Any]]) ?? []).contains {
+                $0["state"] as? String == "busy" && ($0["uri"] as? String)?.hasPrefix(prefix) == true
+            }
+        }
+    }
+
+    /// `count` connections wait in the listen queue.
+    func queued(_ count: Int) -> ([String: Any]) -> Bool {
+        { page in (page["listen_queue"] as? Int) == count }
+    }
+
     /// One request on a background thread (a slow request in flight while the test sends signals).
     func inBackground(_ client: FastCGITestClient, _ uri: String) -> (DispatchSemaphore, ReplyBox) {
         let done = DispatchSemaphore(value: 0)
@@ -85,7 +115,7 @@ struct ProcessTests {
         // Stop during a slow request: the request finishes, then everything exits.
         let current = server.children()
         let (done, box) = inBackground(client, "/slow?sleep=800")
-        usleep(200_000)
+        #expect(waitForStatus(statusClient(server), busy(with: "/slow")), "the slow request never reached a worker")
         server.signal(SIGTERM)
         #expect(done.wait(timeout: .now() + 10) == .success)
         #expect(box.error == nil)
@@ -109,9 +139,15 @@ struct ProcessTests {
         // An edited file is not used before SIGHUP: a replacement worker keeps the validated settings.
         try "[server]\nworkers = 2\nbogus = 1\n".write(toFile: config, atomically: true, encoding: .utf8)
         let victim = server.children().min()!
+        let survivor = server.children().subtracting([victim])
         kill(victim, SIGKILL)
         #expect(ServerProcess.wait(timeout: 3) { let c = server.children(); return c.count == 2 && !c.contains(victim) })
-        usleep(300_000)
+        // The replacement serves (workers take turns in accept): it did not read the edited file.
+        let replacement = server.children().subtracting(survivor)
+        #expect(ServerProcess.wait(timeout: 5) {
+            guard let pid = replacement.first, let text = try? client.get("/replaced").bodyText else { return false }
+            return text.hasPrefix("kiln worker \(pid): ")
+        }, "the replacement worker \(replacement) never answered: \(server.log)")
         #expect(server.children().count == 2)
         #expect(!server.log.contains("invalid configuration"))
         #expect(try client.get("/replaced").status == 200)
@@ -127,7 +163,7 @@ struct ProcessTests {
         // Valid settings: a new generation of three, the old one drains and exits.
         try "[server]\nworkers = 3\n".write(toFile: config, atomically: true, encoding: .utf8)
         let (done, box) = inBackground(client, "/during-reload?sleep=600")
-        usleep(150_000)
+        #expect(waitForStatus(statusClient(server), busy(with: "/during-reload")), "the request never reached a worker")
         server.signal(SIGHUP)
         #expect(ServerProcess.wait(timeout: 3) { let c = server.children(); return c.count == 3 && c.isDisjoint(with: first) })
         #expect(done.wait(timeout: .now() + 10) == .success)
@@ -181,7 +217,7 @@ struct ProcessTests {
         let (server, client) = try start(["--set", "server.shutdown_timeout=300ms"], workers: 1)
         defer { server.cleanUp() }
         let (done, box) = inBackground(client, "/stuck?sleep=5000")
-        usleep(200_000)
+        #expect(waitForStatus(statusClient(server), busy(with: "/stuck")), "the request never reached the worker")
         let t0 = Date()
         server.signal(SIGTERM)
         #expect(server.waitForExit(timeout: 5) == 0)
@@ -197,7 +233,7 @@ struct ProcessTests {
     @Test func stopAnswersTheQueuedConnections() throws {
         let (server, client) = try start(["--set", "server.shutdown_timeout=20s"], workers: 1)
         defer { server.cleanUp() }
-        try stopWithQueue(server, client)
+        try stopWithQueue(server, client, status: statusClient(server))
         #expect(access(server.folder + "/k.sock", F_OK) != 0)
     }
 
@@ -218,16 +254,16 @@ struct ProcessTests {
         defer { server.cleanUp() }
         let client = FastCGITestClient(target: .tcp("127.0.0.1", port))
         #expect(ServerProcess.wait(timeout: 10) { (try? client.get("/tcp"))?.status == 200 })
-        try stopWithQueue(server, client)
+        try stopWithQueue(server, client, status: statusClient(server, tcpPort: port))
     }
 
-    func stopWithQueue(_ server: ServerProcess, _ client: FastCGITestClient) throws {
-        let first = inBackground(client, "/busy?sleep=800")
-        usleep(200_000)
-        let queued = [inBackground(client, "/queued1?sleep=300"), inBackground(client, "/queued2?sleep=300")]
-        usleep(200_000)
+    func stopWithQueue(_ server: ServerProcess, _ client: FastCGITestClient, status: FastCGITestClient) throws {
+        let first = inBackground(client, "/busy?sleep=1500")
+        #expect(waitForStatus(status, busy(with: "/busy")), "the first request never reached the worker")
+        let waiting = [inBackground(client, "/queued1?sleep=300"), inBackground(client, "/queued2?sleep=300")]
+        #expect(waitForStatus(status, queued(2)), "the other two never waited in the listen queue")
         server.signal(SIGTERM)
-        for (i, (done, box)) in ([first] + queued).enumerated() {
+        for (i, (done, box)) in ([first] + waiting).enumerated() {
             #expect(done.wait(timeout: .now() + 10) == .success)
             #expect(box.error == nil, "request \(i): \(String(describing: box.error))")
             #expect(box.reply?.status == 200 && box.reply?.sawEndRequest == true, "request \(i)")

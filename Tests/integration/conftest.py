@@ -19,8 +19,10 @@ from helpers import SetupError
 from stack import KilnStack
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="session", autouse=True)
 def environment_ok() -> None:
+    """Every test needs the shared corpus and bench images, the binary and nginx: a missing one
+    fails every test with the reason (never a skip)."""
     try:
         helpers.check_environment()
     except SetupError as e:

@@ -37,6 +37,19 @@ PHOTO_HD = "photo_1920x1080.jpg"
 PHOTO_HD_WEBP = "photo_1920x1080.webp"
 ALPHA_HD = "alpha_1920x1080.png"
 
+# Slow requests: `debug.sleep_processor` adds the URL option `sleep:<ms>`, a processor stage that
+# holds the render exactly that long (`process (sleep:<ms>)` on the status page). Tests that need
+# a render of a known length put SLEEP_ON in their stack's extra_args and build the URL on a small
+# source, so that the outcome does not depend on how fast the machine renders.
+SLEEP_ON = ["--set", "debug.sleep_processor=true"]
+SLOW_SOURCE = "skimage_rocket.jpg"  # a 640x427 JPEG from the corpus: a few ms to render
+
+
+def sleep_url(ms: int, width: int, source: str = SLOW_SOURCE) -> str:
+    """A JPEG `width` pixels wide (< 640) that takes `ms` milliseconds in the sleep processor; a
+    different width per request gives each its own cache key."""
+    return f"/w:{width}/sleep:{ms}/q:70/f:jpeg/{source}"
+
 
 class SetupError(RuntimeError):
     """The environment the tests need is not there (shared/, the binary, nginx)."""
@@ -209,6 +222,31 @@ class HttpClient:
             raise AssertionError(f"GET {path}: body of {len(r.body)} bytes ({r.content_type}) "
                                  f"does not decode: {e}") from e
         return r, im
+
+
+def wait_for_worker(client: HttpClient, uri: str, stage: str = "process", timeout: float = 10) -> dict | None:
+    """Polls the master's status page (/_kiln/status?json) until a worker is busy with `uri` in a
+    stage whose name starts with `stage` (any stage for ""); returns that worker's entry, None
+    when none was seen within `timeout` seconds."""
+    import json
+    deadline = time.monotonic() + timeout
+    while True:
+        r = client.get("/_kiln/status?json", timeout=5)
+        if r.status == 200:
+            for w in json.loads(r.body)["workers"]:
+                if w["state"] == "busy" and w.get("uri") == uri and (w.get("stage") or "").startswith(stage):
+                    return w
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.02)
+
+
+def status_json(client: HttpClient) -> dict:
+    """The master's status page as JSON."""
+    import json
+    r = client.get("/_kiln/status?json", timeout=5)
+    assert r.status == 200, r.describe()
+    return json.loads(r.body)
 
 
 def assert_plain_error(r: Response, path: str = "") -> None:

@@ -11,15 +11,16 @@ import io
 import threading
 import time
 
-from helpers import PHOTO_12MP, PHOTO_HD
+from helpers import SLEEP_ON, sleep_url
 
 N = 200
 QUEUE_TIMEOUT = 1.0
+SLEEP = 3.0  # each slow render: three times the queue timeout, whatever the machine
 
 
 def slow_url(i: int) -> str:
-    # About a second of CPU each here; a different width per request, so no cache answers one.
-    return f"/rs:{3000 + i}:0/bl:12/q:70/f:jpeg/{PHOTO_12MP}"
+    # A different width per request (100…299), so no cache answers one.
+    return sleep_url(int(SLEEP * 1000), 100 + i)
 
 
 def _jpeg_width(body: bytes) -> int | None:
@@ -35,7 +36,7 @@ def _jpeg_width(body: bytes) -> int | None:
 def test_overload_gets_fast_503s_while_health_answers(make_stack):
     s = make_stack(workers=2, nginx_env={"KILN_NGINX_CONN_LIMIT": "1000"},
                    extra_args=["--set", f"server.queue_timeout={QUEUE_TIMEOUT}s", "--set", "server.backlog=1024",
-                               "--set", "limits.render_timeout=60s"])
+                               "--set", "limits.render_timeout=60s", *SLEEP_ON])
     client = s.client()
     health = client.get("/_kiln/health", timeout=5)
     assert health.status == 200 and health.body.startswith(b"ok: "), health.describe()
@@ -82,17 +83,19 @@ def test_overload_gets_fast_503s_while_health_answers(make_stack):
     assert len(ok) >= 2, f"the workers' requests must succeed: {len(ok)} × 200\n{s.logs()}"
     assert len(shed) >= N // 2, f"{len(shed)} × 503 for {N} requests on 2 workers\n{s.logs()}"
     # The accepted ones are whole images of the asked width.
-    bad = [(i, len(r[3])) for i, r in ok if _jpeg_width(r[3]) != 3000 + i]
+    bad = [(i, len(r[3])) for i, r in ok if _jpeg_width(r[3]) != 100 + i]
     assert not bad, bad
-    # Fast: a 503 waited at most queue_timeout for the workers, plus a moment for the master.
+    # Fast: a 503 waited at most queue_timeout for the workers, plus a moment for the master,
+    # never until a worker came free (SLEEP).
     slow_503 = sorted(r[1] for r in shed if r[1] > QUEUE_TIMEOUT + 2.5)
     assert not slow_503, f"{len(slow_503)} slow 503s, the slowest {slow_503[-1]:.2f} s"
     assert all(r[2] == "1" for r in shed), {r[2] for r in shed}
     assert all(b"overloaded: every worker has been busy" in r[3] for r in shed)
-    # Far from what a queue of 200 one-second renders on 2 workers would take.
-    assert wall < 30, f"the burst took {wall:.1f} s"
+    # Far from what a queue of 200 renders of SLEEP seconds on 2 workers would take (300 s).
+    assert wall < N * SLEEP / 2 / 5, f"the burst took {wall:.1f} s"
 
-    # Health answered throughout, by the master, within 100 ms.
+    # Health answered throughout, by the master, well within the queue timeout (a check queued
+    # behind the busy workers would wait at least that long, then get a 503).
     print(f"{len(ok)} x 200, {len(shed)} x 503 (slowest {max(r[1] for r in shed):.2f} s) in {wall:.1f} s; "
           f"{len(checks)} health checks, slowest {max(c[1] for c in checks) * 1000:.0f} ms")
     assert len(checks) >= 5, checks
@@ -100,7 +103,7 @@ def test_overload_gets_fast_503s_while_health_answers(make_stack):
     busy = [c for c in checks if b", 2 busy" in c[2]]
     assert busy, "no health check ran while both workers were busy: the check proves nothing"
     slowest = max(c[1] for c in checks)
-    assert slowest < 0.1, f"health checks took up to {slowest * 1000:.0f} ms: {sorted(c[1] for c in checks)[-5:]}"
+    assert slowest < QUEUE_TIMEOUT / 2, f"health checks took up to {slowest * 1000:.0f} ms: {sorted(c[1] for c in checks)[-5:]}"
 
     log = s.kiln_log.read_text(errors="replace")
     assert "answered" in log and "queued connections with 503" in log, log[-2000:]
@@ -134,7 +137,7 @@ def test_a_saturated_queue_that_moves_is_not_shed(make_stack):
     empty, but nobody waits long: no 503 (kiln samples the queue's length and the accepted count,
     QueueWaitTracker). Before, a queue never seen empty for queue_timeout was shed wholesale."""
     s = make_stack(workers=2, nginx_env={"KILN_NGINX_CONN_LIMIT": "64"},
-                   extra_args=["--set", "server.queue_timeout=1s"])
+                   extra_args=["--set", "server.queue_timeout=1s", *SLEEP_ON])
     client = s.client()
     clients, seconds = 8, 5.0
     results: list = []
@@ -144,8 +147,10 @@ def test_a_saturated_queue_that_moves_is_not_shed(make_stack):
     def loop(c):
         i = 0
         while time.monotonic() < stop_at:
-            # 5-30 ms of CPU each (the FHD JPEG resized); a new width each time: no cache hit.
-            url = f"/rs:{200 + (i * clients + c) % 1700}:0/q:70/f:jpeg/{PHOTO_HD}"
+            # 50 ms each (the sleep processor on a small JPEG): with 8 clients on 2 workers a
+            # request waits about 3 renders, a fifth of the 1 s queue_timeout. A new width each
+            # time (20…619): no cache hit.
+            url = sleep_url(50, 20 + (i * clients + c) % 600)
             t0 = time.monotonic()
             r = client.get(url, timeout=30)
             with lock:

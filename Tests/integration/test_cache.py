@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import SLEEP_ON, SLOW_SOURCE, wait_for_worker
+
 HITS = {"HIT-MEMORY", "HIT-DISK", "COALESCED"}
 
 
@@ -105,9 +107,9 @@ def test_changed_source_gets_a_new_etag(stack, root):
 
 
 def test_renderer_killed_mid_render_leaves_no_entry_and_waiter_renders(make_stack, disk):
-    stack = disk_stack(make_stack, disk, workers=2)
+    stack = make_stack(workers=2, extra_args=["--set", f"cache.disk_path={disk}", *SLEEP_ON])
     c = stack.client()
-    path = "/f:png/photo_4000x3000.jpg"  # 12 MP of grainy photo to PNG: seconds of CPU
+    path = f"/sleep:5000/f:png/{SLOW_SOURCE}"  # 5 s in the sleep processor, whatever the machine
     results: dict[str, object] = {}
     before_entries = len(entry_files(disk))
 
@@ -116,7 +118,8 @@ def test_renderer_killed_mid_render_leaves_no_entry_and_waiter_renders(make_stac
 
     first = threading.Thread(target=get, args=("first",))
     first.start()
-    time.sleep(0.3)
+    # The first one renders (it holds the render lock) before the waiter asks.
+    assert wait_for_worker(c, path), f"the first request never reached a worker\n{stack.logs()}"
     waiter = threading.Thread(target=get, args=("waiter",))
     waiter.start()
     # The status page says which worker renders and which waits for its lock (stage `wait`);
@@ -140,7 +143,7 @@ def test_renderer_killed_mid_render_leaves_no_entry_and_waiter_renders(make_stac
     w = results["waiter"]
     assert w.status == 200, w.describe()
     assert w.header("x-cache") == "MISS"  # the lock was freed by the kernel; the waiter rendered
-    assert w.image().size == (4000, 3000)
+    assert w.image().size == (640, 427)
     again = c.get(path, timeout=120)
     assert again.status == 200 and again.header("x-cache") in HITS and again.body == w.body
     assert len(entry_files(disk)) == before_entries + 1

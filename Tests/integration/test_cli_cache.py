@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from cachefiles import check_entry, disk_usage, entry_files, entry_source_path, kiln
-from helpers import KILN_BIN
+from helpers import KILN_BIN, SLEEP_ON, SLOW_SOURCE
 
 HITS = {"HIT-MEMORY", "HIT-DISK", "COALESCED"}
-SLOW = "/f:png/photo_4000x3000.jpg"  # 12 MP to PNG: seconds of CPU, time to look at its lock
-WAIT = ["--set", "cache.lock_timeout=2m", "--set", "limits.render_timeout=2m"]  # a loaded machine must not turn a wait into a second render (nor kill the slow render)
+SLOW = f"/sleep:3000/f:png/{SLOW_SOURCE}"  # 3 s in the sleep processor (SLEEP_ON): time to look at its lock
+WAIT = ["--set", "cache.lock_timeout=2m", "--set", "limits.render_timeout=2m",  # a loaded machine must not turn a wait into a second render (nor kill the slow render)
+        *SLEEP_ON]
 
 
 def cache_args(disk: Path, root: Path, *more: str) -> list[str]:
@@ -216,7 +217,7 @@ def test_a_worker_waits_for_warm_rendering_the_same_variant(make_stack, disk, ro
     listing.write_text(SLOW + "\n")
     # --nice 0: at warm's default niceness, a machine busy with other work (a build) can starve
     # the render past nginx's 30 s read timeout, and the waiting worker's client gets a 504.
-    warm = subprocess.Popen([str(KILN_BIN), "warm", "--nice", "0", str(listing), *cache_args(disk, root)],
+    warm = subprocess.Popen([str(KILN_BIN), "warm", "--nice", "0", str(listing), *cache_args(disk, root, *SLEEP_ON)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert _wait_for_lock(disk), "kiln warm never took a render lock"
@@ -261,7 +262,7 @@ def _nice_values(pid: int) -> set[int]:
 def test_warm_renders_at_low_priority(disk, root, tmp_path):
     listing = tmp_path / "paths.txt"
     listing.write_text(SLOW + "\n")
-    warm = subprocess.Popen([str(KILN_BIN), "warm", str(listing), "--nice", "13", *cache_args(disk, root)],
+    warm = subprocess.Popen([str(KILN_BIN), "warm", str(listing), "--nice", "13", *cache_args(disk, root, *SLEEP_ON)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen: set[int] = set()
     try:

@@ -15,7 +15,7 @@ from collections import Counter
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from helpers import KILN_BIN, PHOTO_12MP
+from helpers import KILN_BIN, PHOTO_12MP, SLEEP_ON, sleep_url, wait_for_worker
 
 
 def scrape(client) -> dict[tuple, float]:
@@ -35,13 +35,18 @@ def delta(before, after, name, **labels) -> float:
     return after[key] - before.get(key, 0)
 
 
-def slow_url(i: int, blurs: int) -> str:
-    return f"/rs:{3000 + i}:0/" + "bl:12/" * blurs + f"q:70/f:jpeg/{PHOTO_12MP}"
+def slow_url(i: int, ms: int) -> str:
+    """A JPEG render of a JPEG source that lasts `ms` ms (the sleep processor)."""
+    return sleep_url(ms, 100 + i)
+
+
+def value(sample, name, **labels) -> float:
+    return sample.get((name, tuple(sorted(labels.items()))), 0)
 
 
 def test_metrics_add_up_to_what_clients_received(make_stack, disk):
-    s = make_stack(workers=3, extra_args=["--set", f"cache.disk_path={disk}", "--set", "limits.render_timeout=2500ms",
-                                          "--set", "server.queue_timeout=0", "--set", "limits.slow_log_after=0"])
+    s = make_stack(workers=3, extra_args=["--set", f"cache.disk_path={disk}", "--set", "limits.render_timeout=4s",
+                                          "--set", "server.queue_timeout=0", "--set", "limits.slow_log_after=0", *SLEEP_ON])
     client = s.client()
     before = scrape(client)
     answers = []  # (status, X-Cache, body bytes) of every answer kiln gave
@@ -61,21 +66,28 @@ def test_metrics_add_up_to_what_clients_received(make_stack, disk):
     assert get("/w:10/no_such_file.jpg").status == 404
     for _ in range(3):  # a corrupt source: rendered once, then a remembered failure
         assert get("/w:10/rocket_truncated_50pct.jpg").status == 422
-    # Three identical slow requests: one render, two coalesced waits.
-    url = slow_url(1, blurs=1)
+    # Three identical slow requests: one render (1.5 s, under half the 4 s deadline) and, asked
+    # once it holds the render lock, two coalesced waits.
+    url = slow_url(1, 1500)
     threads = [threading.Thread(target=get, args=(url,)) for _ in range(3)]
-    for t in threads:
+    threads[0].start()
+    assert wait_for_worker(client, url), f"the slow request never reached a worker\n{s.logs()}"
+    for t in threads[1:]:
         t.start()
-        time.sleep(0.05)
     for t in threads:
         t.join(60)
-    # A request killed at its deadline (nginx answers 502; kiln answered nothing): 15 blurs take
-    # 4.4 s alone here, well past the 2.5 s deadline (one blur: 0.65 s).
-    killed = client.get(slow_url(2, blurs=15), timeout=60)
+    # A request killed at its deadline (nginx answers 502; kiln answered nothing): a 16 s sleep,
+    # four times the 4 s deadline.
+    killed = client.get(slow_url(2, 16_000), timeout=60)
     assert killed.status == 502
     assert s.wait_workers(3, timeout=5)
-    time.sleep(0.2)
+    # The master counted the kill and its replacement is up and idle.
+    deadline = time.monotonic() + 10
     after = scrape(client)
+    while not (value(after, "kiln_worker_restarts_total", cause="deadline") - value(before, "kiln_worker_restarts_total", cause="deadline") >= 1
+               and value(after, "kiln_workers", state="idle") == 3) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        after = scrape(client)
 
     classes = Counter(f"{st // 100}xx" for st, _, _ in answers)
     for c in ("2xx", "3xx", "4xx", "5xx"):
@@ -121,24 +133,24 @@ def test_metrics_add_up_to_what_clients_received(make_stack, disk):
 
 
 def test_status_page_shows_a_slow_request_with_its_stage(make_stack):
-    s = make_stack(workers=2, extra_args=["--set", "server.queue_timeout=0", "--set", "limits.render_timeout=60s"])
+    s = make_stack(workers=2, extra_args=["--set", "server.queue_timeout=0", "--set", "limits.render_timeout=60s", *SLEEP_ON])
     client = s.client()
-    url = slow_url(3, blurs=3)
+    url = slow_url(3, 6000)
     t = threading.Thread(target=lambda: client.get(url, timeout=60), daemon=True)
     t.start()
     deadline = time.monotonic() + 10
     page = ""
     while time.monotonic() < deadline:
         page = client.get("/_kiln/status", timeout=5).body.decode()
-        if url in page and "process (blur:12)" in page:
+        if url in page and "process (sleep:6000)" in page:
             break
         time.sleep(0.1)
-    assert url in page and "process (blur:12)" in page, page
+    assert url in page and "process (sleep:6000)" in page, page
     assert "generation:          1" in page and "workers:             2 of 2" in page
     data = json.loads(client.get("/_kiln/status?json", timeout=5).body)
     busy = [w for w in data["workers"] if w["state"] == "busy"]
     assert len(busy) == 1 and busy[0]["uri"] == url and busy[0]["running_seconds"] > 0, data
-    assert busy[0]["stage"].split(" ")[0] in ("decode", "process", "encode", "load", "sniff")
+    assert busy[0]["stage"] == "process (sleep:6000)", busy[0]
     assert re.fullmatch(r"[0-9a-f]{32}", busy[0]["request_id"]), busy[0]  # nginx's $request_id
     assert {w["pid"] for w in data["workers"]} == set(s.worker_pids())
     t.join(60)
@@ -148,11 +160,11 @@ def test_status_page_shows_a_slow_request_with_its_stage(make_stack):
 
 def test_status_page_shows_the_listen_queue(make_stack):
     """php-fpm's "listen queue": how many connections wait for a worker and for how long at least."""
-    s = make_stack(workers=1, extra_args=["--set", "server.queue_timeout=0", "--set", "limits.render_timeout=60s"])
+    s = make_stack(workers=1, extra_args=["--set", "server.queue_timeout=0", "--set", "limits.render_timeout=60s", *SLEEP_ON])
     client = s.client()
     data = json.loads(client.get("/_kiln/status?json", timeout=5).body)
     assert data["listen_queue"] == 0 and data["oldest_queued_seconds"] == 0, data
-    urls = [slow_url(i, blurs=1) for i in range(4)]
+    urls = [slow_url(i, 1500) for i in range(4)]
     threads = [threading.Thread(target=lambda u=u: client.get(u, timeout=60), daemon=True) for u in urls]
     for t in threads:
         t.start()
@@ -219,14 +231,21 @@ def test_restart_causes_and_disk_cache_metrics(make_stack, disk):
                                           "--set", "cache.memory_cost_limit=0"])
     client = s.client()
     before = scrape(client)
-    os.kill(s.wait_workers()[0], signal.SIGKILL)
-    time.sleep(0.5)
-    s.wait_workers(2, timeout=5)
+    victim = s.wait_workers()[0]
+    os.kill(victim, signal.SIGKILL)
+    assert victim not in s.wait_workers(2, timeout=5, exclude={victim})
     # Big entries (about 200 KB each) fill the 1 MB cache: sweeps evict; max_requests recycles.
     for i in range(16):
         r = client.get(f"/rs:{900 + i}:0/q:95/f:jpeg/{PHOTO_12MP}", timeout=60)
         assert r.status == 200, r.describe()
-    time.sleep(0.5)
+    # The recycled workers were replaced and the sweeps finished before the reload.
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        now = scrape(client)
+        if delta(before, now, "kiln_worker_restarts_total", cause="recycle") >= 2 \
+                and delta(before, now, "kiln_disk_cache_evictions_total") > 0 and len(s.wait_workers(2, timeout=0)) == 2:
+            break
+        time.sleep(0.1)
     s.kiln.send_signal(signal.SIGHUP)
     deadline = time.monotonic() + 10
     after = scrape(client)

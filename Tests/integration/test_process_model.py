@@ -11,10 +11,10 @@ import threading
 import time
 
 from fcgiclient import IncompleteResponse, fcgi_params, fcgi_request
-from helpers import PHOTO_12MP
+from helpers import SLEEP_ON, SLOW_SOURCE
 from stack import alive, socket_accepts
 
-SLOW = f"/rs:300:300/f:jpeg/{PHOTO_12MP}"  # 12 MP JPEG, fit 300: tens of ms of CPU each
+SLOW = f"/rs:300:300/sleep:2000/f:jpeg/{SLOW_SOURCE}"  # 640x427 fit in 300x300: 300x200, after 2 s
 
 
 def test_socket_mode_0666_when_asked(stack):
@@ -83,7 +83,7 @@ def test_graceful_stop_finishes_in_flight_requests(make_stack):
     exit with status 0. Talks FastCGI straight to the socket: nginx would turn a refused
     connection into a 502 and hide the difference."""
     n = 20
-    s = make_stack(workers=n, with_nginx=False)
+    s = make_stack(workers=n, with_nginx=False, extra_args=SLEEP_ON)
     workers = s.wait_workers(n, timeout=5)
     assert len(workers) == n, f"expected {n} workers, have {len(workers)}"
 
@@ -153,7 +153,7 @@ def test_graceful_stop_finishes_in_flight_requests(make_stack):
             try:
                 im = Image.open(io.BytesIO(r.body))
                 im.load()
-                assert im.size == (300, 225)
+                assert im.size == (300, 200)
             except Exception as e:  # noqa: BLE001
                 bad.append(f"#{i}: truncated or invalid image of {len(r.body)} bytes: {e}")
     assert not bad, f"in-flight requests did not complete after SIGTERM ({still_running} running):\n" \
@@ -179,7 +179,9 @@ def test_sigterm_idle_exits_quickly(make_stack):
     code = s.kiln.wait(10)
     assert code == 0
     assert time.monotonic() - t0 < 5, "an idle server should stop at once"
-    time.sleep(0.2)
+    deadline = time.monotonic() + 5
+    while [p for p in workers if alive(p)] and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert not [p for p in workers if alive(p)]
     assert not socket_accepts(s.sock)
     s.exit_code = code

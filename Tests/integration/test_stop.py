@@ -3,9 +3,9 @@ listening socket before the workers exit, within server.shutdown_timeout; new co
 refused at once; a reload hands the queue to the new generation; temporary cache files left by a
 killed writer are removed at the next start.
 
-Each test runs its own kiln behind its own nginx (2 workers) and sends slow renders: a blur on a
-12 MP photo scaled to 3000 px, about a second of CPU each here, with a different width per request so that no
-cache answers one of them. server.queue_timeout=0: the queued requests must wait in the queue
+Each test runs its own kiln behind its own nginx (2 workers) and sends slow renders: the sleep
+processor (`sleep:<ms>`, debug.sleep_processor), 3 s each whatever the machine's speed, with a
+different width per request so that no cache answers one of them. server.queue_timeout=0: the queued requests must wait in the queue
 here, not be answered 503 by the master's back-pressure (test_backpressure.py)."""
 from __future__ import annotations
 
@@ -17,15 +17,16 @@ import threading
 import time
 from pathlib import Path
 
-from helpers import PHOTO_12MP
+from helpers import SLEEP_ON, sleep_url
 from stack import alive, socket_accepts
 
 N = 6
 WORKERS = 2
+SLEEP_MS = 3000
 
 
 def slow_url(i: int) -> str:
-    return f"/rs:{3000 + i}:0/bl:12/q:70/f:jpeg/{PHOTO_12MP}"
+    return sleep_url(SLEEP_MS, 100 + i)
 
 
 def _listen_queue(sock_path) -> int | None:
@@ -98,7 +99,7 @@ def test_sigterm_answers_every_queued_request(make_stack):
     whole 200. A request sent after SIGTERM is refused at once (nginx's 502, not a wait), and the
     master exits once the queue is done, well within shutdown_timeout."""
     timeout = 60
-    s = make_stack(workers=WORKERS, extra_args=["--set", f"server.shutdown_timeout={timeout}s", "--set", "server.queue_timeout=0"])
+    s = make_stack(workers=WORKERS, extra_args=["--set", f"server.shutdown_timeout={timeout}s", "--set", "server.queue_timeout=0", *SLEEP_ON])
     workers = s.wait_workers()
     client = s.client()
     results, threads = _send_burst(client, N)
@@ -127,7 +128,7 @@ def test_sigterm_answers_every_queued_request(make_stack):
     for i, r in enumerate(results):
         if r is None or r[0] != 200:
             bad.append(f"#{i}: {r if r is None else r[:2]} {r[2][:100] if r else ''!r}")
-        elif why := _valid_jpeg(r[2], 3000 + i):
+        elif why := _valid_jpeg(r[2], 100 + i):
             bad.append(f"#{i}: {why}")
     assert not bad, "queued requests lost on SIGTERM:\n" + "\n".join(bad) + "\n" + s.logs()
     assert draining, "the master had exited before the late request: the check below proves nothing"
@@ -138,7 +139,9 @@ def test_sigterm_answers_every_queued_request(make_stack):
     log = s.kiln_log.read_text(errors="replace")
     assert "queued connections after the stop signal" in log, log[-3000:]
     assert "SIGKILL" not in log, log[-3000:]
-    time.sleep(0.2)
+    deadline = time.monotonic() + 5
+    while [p for p in workers if alive(p)] and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert not [p for p in workers if alive(p)]
 
 
@@ -147,7 +150,7 @@ def test_sigterm_stops_at_shutdown_timeout(make_stack):
     bound (logged): it exits on time, the requests not answered by then get nginx's 502, none
     hangs."""
     timeout = 1
-    s = make_stack(workers=WORKERS, extra_args=["--set", f"server.shutdown_timeout={timeout}s", "--set", "server.queue_timeout=0"])
+    s = make_stack(workers=WORKERS, extra_args=["--set", f"server.shutdown_timeout={timeout}s", "--set", "server.queue_timeout=0", *SLEEP_ON])
     client = s.client()
     results, threads = _send_burst(client, N)
     queued = _wait_queued(s, N - WORKERS)
@@ -165,7 +168,7 @@ def test_sigterm_stops_at_shutdown_timeout(make_stack):
     assert all(r is not None for r in results), f"requests still hanging after the stop: {results}"
     statuses = [r[0] for r in results]
     assert set(statuses) <= {200, 502}, statuses
-    # 4 × about a second of queued work on 2 workers cannot fit into 1 s.
+    # 4 × 3 s of queued work on 2 workers cannot fit into 1 s.
     assert statuses.count(502) >= 1, f"everything was answered within {timeout} s: the test proves nothing: {statuses}"
     log = s.kiln_log.read_text(errors="replace")
     assert "still running after shutdown_timeout; sending SIGKILL" in log \
@@ -175,7 +178,7 @@ def test_sigterm_stops_at_shutdown_timeout(make_stack):
 def test_sighup_hands_the_queue_to_the_new_generation(make_stack):
     """A reload while 4 requests are queued: the old workers finish their request and leave
     without draining; the new generation answers the queue; all 6 get a 200."""
-    s = make_stack(workers=WORKERS, extra_args=["--set", "server.shutdown_timeout=60s", "--set", "server.queue_timeout=0"])
+    s = make_stack(workers=WORKERS, extra_args=["--set", "server.shutdown_timeout=60s", "--set", "server.queue_timeout=0", *SLEEP_ON])
     old = set(s.wait_workers())
     client = s.client()
     results, threads = _send_burst(client, N)

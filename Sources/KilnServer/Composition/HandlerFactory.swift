@@ -19,7 +19,7 @@ public struct HandlerFactory: Sendable {
     /// Runs in the master before any worker starts (and on SIGHUP): throw to refuse the settings
     /// (a missing root, a bad preset).
     public func validate(_ configuration: KilnConfiguration) throws(ConfigError) {
-        _ = try configuration.pipeline(processors: processors).makePipeline()
+        _ = try configuration.pipeline(processors: processors.addingSleepProcessor(if: configuration.debug.sleepProcessor)).makePipeline()
     }
 
     /// Runs once in each worker, with the master's validated values: the image handler, or the
@@ -30,7 +30,8 @@ public struct HandlerFactory: Sendable {
             return EchoHandler()
         }
         let pipeline = try configuration.pipeline(
-            processors: processors, sharedState: RecordLockFile.attach(fd: Master.sharedStateWorkerFD, name: Master.sharedStateName))
+            processors: processors.addingSleepProcessor(if: configuration.debug.sleepProcessor),
+            sharedState: RecordLockFile.attach(fd: Master.sharedStateWorkerFD, name: Master.sharedStateName))
         return try makeImageHandler(pipeline: pipeline, cache: configuration.cache, http: configuration.http,
                                     security: configuration.security, renderTimeout: configuration.workerLimits.renderTimeout,
                                     logger: logger)
@@ -38,7 +39,7 @@ public struct HandlerFactory: Sendable {
 
     /// `makeImageHandler(pipeline:cache:http:logger:)` with the sections of `configuration`.
     public func makeImageHandler(_ configuration: KilnConfiguration, _ logger: Logger) throws -> ImageHandler {
-        try makeImageHandler(pipeline: configuration.pipeline(processors: processors),
+        try makeImageHandler(pipeline: configuration.pipeline(processors: processors.addingSleepProcessor(if: configuration.debug.sleepProcessor)),
                              cache: configuration.cache, http: configuration.http,
                              security: configuration.security, renderTimeout: configuration.workerLimits.renderTimeout,
                              logger: logger)

@@ -1,4 +1,5 @@
 import Testing
+import KilnHTTP
 import KilnModel
 import KilnProcessing
 @testable import KilnServer
@@ -8,7 +9,7 @@ import KilnProcessing
     @Test func sleepIsAnUnknownOptionWhenTheSettingIsOff() throws {
         let folder = try ImageFolder("sleep-off")
         defer { folder.remove() }
-        let handler = try HandlerFactory().makeHandler(folder.values, quietLogger)
+        let handler = try HandlerFactory().makeHandler(try KilnConfiguration(folder.values), quietLogger)
         let r = handler.handle(HTTPRequest(method: "GET", uri: "/sleep:50/w:4/a.png"))
         #expect(r.status == 400)
         #expect(String(decoding: r.body, as: UTF8.self).contains("sleep:50"))
@@ -24,7 +25,7 @@ import KilnProcessing
         var values = folder.values
         values.merge([DebugConfiguration.Key.sleepProcessor.key: "true", "presets.slow": "sleep:10"], origin: "test")
         try HandlerFactory().validate(KilnConfiguration(values))
-        let handler = try HandlerFactory().makeHandler(values, quietLogger)
+        let handler = try HandlerFactory().makeHandler(try KilnConfiguration(values), quietLogger)
         let plain = handler.handle(HTTPRequest(method: "GET", uri: "/w:4/f:png/a.png"))
         var slow = HTTPResponse(status: 0, headers: [], body: [])
         let took = ContinuousClock().measure {

@@ -65,7 +65,7 @@ def test_slow_render_is_killed_at_its_deadline_and_logged_with_its_stage(make_st
     t.join(30)
     status, took, ended = result["slow"]
     assert status == 502, f"the killed request got {status}, expected nginx's 502\n{s.logs()}"
-    # Killed by the master (which looks every 200 ms) soon after the deadline, long before the sleep ends.
+    # Killed by the master (it reads the scoreboard every 50 ms) soon after the deadline, long before the sleep ends.
     assert RENDER_TIMEOUT - 0.1 <= took < RENDER_TIMEOUT + 5, \
         f"the request ended after {took:.2f} s; render_timeout is {RENDER_TIMEOUT} s\n{s.logs()}"
     assert small and all(st == 200 for st, _, _ in small), f"other requests during the slow one: {small}"

@@ -1,5 +1,5 @@
 """Reading kiln's disk cache folder from the tests: entry files, their disk usage, and a full
-check of one entry (the layout of Sources/Kiln/Caching/EntryCodec.swift, checksum included)."""
+check of one entry (the layout of Sources/KilnPipeline/Caching/EntryCodec.swift, checksum included)."""
 from __future__ import annotations
 
 import struct

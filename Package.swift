@@ -19,6 +19,10 @@ import PackageDescription
 //   KilnCommands     the ArgumentParser commands
 //   kiln (Sources/kiln-cli), kiln-worker   the executables
 //
+// Folder names repeat across targets only for the same kind of thing: `Settings/` holds a target's
+// own settings sections (each key declared once, beside the code that reads it; `[source]` and
+// `[limits]` are split that way, each part saying where the rest lives), `Seams/` its protocols.
+//
 // Kiln is Linux-only: it uses Glibc, memfd_create, prctl(PR_SET_PDEATHSIG) and posix_spawn file
 // actions as found on Linux, so the package declares no Apple platforms.
 //

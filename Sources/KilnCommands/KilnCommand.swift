@@ -163,7 +163,7 @@ struct Serve: ParsableCommand {
         let workerArguments = ["kiln-worker", "--master-pid", String(getpid()),
                                "--settings-fd", String(SettingsSnapshot.workerFD)]
         let options = self.options
-        let master = Master(configuration: settings.server, values: settings.values,
+        let master = Master(configuration: settings.server, workerLimits: settings.configuration.workerLimits, values: settings.values,
                             workerArguments: workerArguments, executablePath: workerPath, logger: logger) {
             let reloaded = try Settings.load(options)
             return (reloaded.server, reloaded.values)

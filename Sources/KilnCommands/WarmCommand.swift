@@ -59,7 +59,7 @@ struct WarmCommand: ParsableCommand {
                                                   role: "warm")
         // Threads inherit the niceness of the thread that creates them (Linux: per thread).
         if setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) != 0 {
-            logger.warning("cannot set niceness \(nice): \(Errno.text(errno))")
+            logger.warning("cannot set niceness \(nice): \(Errno.text(Errno.current))")
         }
         // Results are not kept in memory: each is used once, and the disk is the destination.
         var configuration = settings.configuration

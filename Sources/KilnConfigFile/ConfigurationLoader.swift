@@ -70,7 +70,7 @@ public struct ConfigurationLoader: Sendable {
     /// The whole file as UTF-8; `unreadable` with the reason otherwise.
     static func readFile(_ path: String) throws(ConfigError) -> String {
         var st = stat()
-        guard stat(path, &st) == 0 else { throw .unreadable("\(path): \(Errno.text(errno))") }
+        guard stat(path, &st) == 0 else { throw .unreadable("\(path): \(Errno.text(Errno.current))") }
         guard (st.st_mode & S_IFMT) == S_IFREG else { throw .unreadable("\(path): not a regular file") }
         guard st.st_size <= 1 << 20 else { throw .unreadable("\(path): larger than 1 MB") }
         do throws(SystemError) {

@@ -109,7 +109,7 @@ public final class FastCGIConnection {
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let rc = poll(&p, 1, Int32(min((left * 1000).rounded(.up), 3_600_000)))
             if rc < 0 {
-                let e = errno
+                let e = Errno.current
                 guard e == EINTR else { return .failure(.failed(e)) }
                 // A stop signal ends an idle kept connection; a request being read is finished.
                 if idle && !parser.hasPartialRequest && shouldStop() { return .failure(.stopRequested) }
@@ -118,7 +118,7 @@ public final class FastCGIConnection {
             if rc == 0 { continue }
             let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
             if n < 0 {
-                let e = errno
+                let e = Errno.current
                 if e == EINTR || e == EAGAIN { continue }
                 return .failure(.failed(e))
             }
@@ -136,7 +136,7 @@ public final class FastCGIConnection {
             while offset < raw.count {
                 let n = send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
                 if n < 0 {
-                    let e = errno
+                    let e = Errno.current
                     if e == EINTR { continue }
                     return e
                 }

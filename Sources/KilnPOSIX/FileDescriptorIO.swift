@@ -1,18 +1,21 @@
 import Glibc
+import SystemPackage
 
 /// Reads and writes on file descriptors that finish the job: retried after EINTR and after short
-/// reads and writes.
+/// reads and writes. Built on swift-system's `FileDescriptor` (interrupt retries, `Errno`); the
+/// gathered write (`writev`), which swift-system lacks, is written here.
 public enum FileDescriptorIO {
     /// Reads from `fd` until end of file (pipes, sockets, files from their current offset).
     public static func readAll(_ fd: Int32, chunk: Int = 64 * 1024) throws(SystemError) -> [UInt8] {
+        let descriptor = FileDescriptor(rawValue: fd)
         var out: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: max(chunk, 1))
         while true {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                throw SystemError("read", code: code)
+            let n: Int
+            do {
+                n = try buffer.withUnsafeMutableBytes { try descriptor.read(into: $0, retryOnInterrupt: true) }
+            } catch {
+                throw SystemError("read", error)
             }
             if n == 0 { return out }
             out.append(contentsOf: buffer[0..<n])
@@ -23,18 +26,19 @@ public enum FileDescriptorIO {
     /// descriptor's own offset (`read`). Returns the count read.
     public static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer,
                                  offset: Int? = nil) throws(SystemError) -> Int {
-        guard let base = buffer.baseAddress else { return 0 }
+        let descriptor = FileDescriptor(rawValue: fd)
         var done = 0
         while done < buffer.count {
-            let n = if let offset {
-                pread(fd, base + done, buffer.count - done, off_t(offset + done))
-            } else {
-                Glibc.read(fd, base + done, buffer.count - done)
-            }
-            if n < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                throw SystemError(offset == nil ? "read" : "pread", code: code)
+            let rest = UnsafeMutableRawBufferPointer(rebasing: buffer[done...])
+            let n: Int
+            do {
+                n = if let offset {
+                    try descriptor.read(fromAbsoluteOffset: Int64(offset + done), into: rest, retryOnInterrupt: true)
+                } else {
+                    try descriptor.read(into: rest, retryOnInterrupt: true)
+                }
+            } catch {
+                throw SystemError(offset == nil ? "read" : "pread", error)
             }
             if n == 0 { break }
             done += n
@@ -44,16 +48,20 @@ public enum FileDescriptorIO {
 
     /// Writes all of `bytes` to `fd`.
     public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(SystemError) {
-        try writeAll(fd, [bytes])
+        do {
+            try FileDescriptor(rawValue: fd).writeAll(bytes)
+        } catch {
+            throw SystemError("write", error)
+        }
     }
 
     /// Writes all of `bytes` to `fd`.
     public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemError) {
-        let result = bytes.withUnsafeBytes { raw -> SystemError? in
-            do throws(SystemError) { try writeAll(fd, [raw]) } catch { return error }
-            return nil
+        do {
+            try FileDescriptor(rawValue: fd).writeAll(bytes)
+        } catch {
+            throw SystemError("write", error)
         }
-        if let result { throw result }
     }
 
     /// Writes all the buffers, in order, to `fd` (one `writev` in the common case).

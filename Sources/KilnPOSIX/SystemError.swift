@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 
 /// A failed system call: what was being done, and the errno it failed with.
 public struct SystemError: Error, CustomStringConvertible, Equatable, Sendable {
@@ -11,21 +12,27 @@ public struct SystemError: Error, CustomStringConvertible, Equatable, Sendable {
         self.code = code
     }
 
+    /// What swift-system threw (an `Errno`; anything else reads as EIO).
+    public init(_ operation: String, _ error: any Error) {
+        self.init(operation, code: (error as? SystemPackage.Errno)?.rawValue ?? EIO)
+    }
+
     /// `operation: message` (`strerror` text).
     public var description: String { "\(operation): \(Errno.text(code))" }
 }
 
-/// The text of errno values.
+/// The text of errno values (swift-system's `Errno`, which Kiln's own callers reach through
+/// this name so that only KilnPOSIX imports SystemPackage).
 public enum Errno {
-    /// `strerror(code)`, e.g. "No such file or directory" for ENOENT (thread-safe `strerror_r`).
+    /// The system's text, e.g. "No such file or directory" for ENOENT.
     public static func text(_ code: Int32) -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        // The XSI strerror_r (Swift sees Glibc without _GNU_SOURCE): 0 and the text in `buffer`.
-        let rc = buffer.withUnsafeMutableBufferPointer { strerror_r(code, $0.baseAddress!, $0.count) }
-        guard rc == 0 else { return "Unknown error \(code)" }
-        return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        SystemPackage.Errno(rawValue: code).description
     }
 
-    /// The calling thread's errno.
-    public static var current: Int32 { errno }
+    /// The calling thread's errno: the one place outside KilnPOSIX's own calls where it is read
+    /// or set (after a Glibc call made elsewhere).
+    public static var current: Int32 {
+        get { errno }
+        set { errno = newValue }
+    }
 }

@@ -96,7 +96,7 @@ struct KillAction: Equatable {
 
 /// A scoreboard slot of worker `pid`: in a request since `started` (seconds, the supervisor's
 /// clock) in `stage`, or idle.
-func slot(_ pid: pid_t, busySince started: Double? = nil, stage: RenderStage = .decode, requestID: UInt64 = 1,
+func slot(_ pid: pid_t, busySince started: Double? = nil, stage: WorkerActivity = .decode, requestID: UInt64 = 1,
           uri: String = "/w:100/a.jpg", traceID: String = "") -> Scoreboard.Slot {
     let ns = started.map { Int64(($0 * 1e9).rounded()) }
     return Scoreboard.Slot(pid: pid, stage: started == nil ? .idle : stage, requestStart: ns, stageStart: ns ?? 0,

@@ -1,4 +1,5 @@
 import Glibc
+import KilnPOSIX
 
 /// The path guard of sources: a root-relative path resolves (symlinks followed, `realpath`) to a
 /// real path that must lie under the root's real path, or it is refused. With `PathDecoding`
@@ -16,7 +17,7 @@ public struct RootConfinement: Sendable, Equatable {
     public func resolve(_ path: String) throws(LoadError) -> String {
         let joined = root + "/" + path
         guard let real = RootConfinement.realPath(joined) else {
-            let code = errno
+            let code = Errno.current
             if code == EACCES { throw .forbidden("permission denied") }
             throw .notFound("no source at \(path)")
         }

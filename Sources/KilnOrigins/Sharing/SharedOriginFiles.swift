@@ -78,7 +78,7 @@ struct SharedOriginFiles {
             var done = 0
             while done < raw.count {
                 let n = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(meta.bytes + done))
-                if n < 0 && errno == EINTR { continue }
+                if n < 0 && Errno.current == EINTR { continue }
                 guard n > 0 else { return false }
                 done += n
             }

@@ -2,7 +2,7 @@ import Glibc
 import KilnPOSIX
 
 /// Small POSIX helpers for the disk cache (no Foundation); the plumbing itself (clocks, sleeps,
-/// errno text, full reads and writes) is `KilnSystem`'s.
+/// errno text, full reads and writes) is `KilnPOSIX`'s.
 enum CacheFiles {
     /// `mkdir -p`; true when the folder exists afterwards.
     @discardableResult
@@ -12,7 +12,7 @@ enum CacheFiles {
         var prefix = ""
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             prefix += "/" + component
-            if mkdir(prefix, 0o755) != 0 && errno != EEXIST { return false }
+            if mkdir(prefix, 0o755) != 0 && Errno.current != EEXIST { return false }
         }
         return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
     }
@@ -23,7 +23,7 @@ enum CacheFiles {
         do {
             return try FileDescriptorIO.readFully(fd, into: buffer, offset: offset)
         } catch {
-            errno = error.code
+            Errno.current = error.code
             return -1
         }
     }
@@ -34,7 +34,7 @@ enum CacheFiles {
             try FileDescriptorIO.writeAll(fd, [first, second])
             return true
         } catch {
-            errno = error.code
+            Errno.current = error.code
             return false
         }
     }

@@ -65,7 +65,7 @@ public final class DiskCache: DataCaching, RenderLocking {
         self.logger = logger
         self.now = now
         if !CacheFiles.makeDirectories(p) {
-            _ = storeFailed("cannot create the cache folder \(p): \(Errno.text(errno))")
+            _ = storeFailed("cannot create the cache folder \(p): \(Errno.text(Errno.current))")
         }
     }
 
@@ -201,7 +201,7 @@ public final class DiskCache: DataCaching, RenderLocking {
             tmp = "\(tempFolder)/\(Substring(key.hex.utf8.prefix(16))).\(getpid()).\(sequence)"
             fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             if fd >= 0 { break }
-            code = errno
+            code = Errno.current
             if code == ENOENT && attempt == 0 { CacheFiles.makeDirectories(tempFolder); continue }
             if code != EEXIST { break }
         }
@@ -209,23 +209,23 @@ public final class DiskCache: DataCaching, RenderLocking {
             return storeFailed("cannot create a file in \(tempFolder): \(Errno.text(code))")
         }
         let written = header.withUnsafeBytes { h in body.withUnsafeBytes { b in CacheFiles.writeFully(fd, h, b) } }
-        code = errno
+        code = Errno.current
         if !written {
             close(fd)
             unlink(tmp)
             return storeFailed("cannot write \(tmp): \(Errno.text(code))")
         }
         if close(fd) != 0 {
-            code = errno
+            code = Errno.current
             unlink(tmp)
             return storeFailed("cannot write \(tmp): \(Errno.text(code))")
         }
         if rename(tmp, final) != 0 {
-            code = errno
+            code = Errno.current
             var moved = false
             if code == ENOENT && CacheFiles.makeDirectories(String(final.dropLast(key.hex.count + 1))) {
                 moved = rename(tmp, final) == 0
-                code = errno
+                code = Errno.current
             }
             if !moved {
                 unlink(tmp)
@@ -276,13 +276,13 @@ public final class DiskCache: DataCaching, RenderLocking {
         var pause = 2
         for _ in 0..<100 {
             var fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
-            if fd < 0 && errno == ENOENT {
+            if fd < 0 && Errno.current == ENOENT {
                 CacheFiles.makeDirectories(String(p.dropLast(hex.count + 6)))
                 fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
             }
-            guard fd >= 0 else { return lockUnavailable("cannot open \(p): \(Errno.text(errno))") }
+            guard fd >= 0 else { return lockUnavailable("cannot open \(p): \(Errno.text(Errno.current))") }
             while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-                let code = errno
+                let code = Errno.current
                 if code == EINTR { continue }
                 guard code == EWOULDBLOCK else {
                     close(fd)

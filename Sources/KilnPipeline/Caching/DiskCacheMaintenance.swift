@@ -100,7 +100,7 @@ extension DiskCache {
     static func isAbandonedTemp(_ name: String) -> Bool {
         let parts = name.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let pid = pid_t(parts[1]), pid > 0, pid != getpid() else { return false }
-        return kill(pid, 0) != 0 && errno == ESRCH
+        return kill(pid, 0) != 0 && Errno.current == ESRCH
     }
 
     /// Whether the file at `p` is a failure entry whose expiry has passed (reads its fixed header).

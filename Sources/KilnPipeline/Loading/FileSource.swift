@@ -42,7 +42,7 @@ public struct FileSource: SourceLoading {
         let real = try resolve(path)
         let fd = Glibc.open(real, Files.readRegularFlags)
         guard fd >= 0 else {
-            if errno == EACCES { throw .forbidden("permission denied") }
+            if Errno.current == EACCES { throw .forbidden("permission denied") }
             throw .notFound("no source at \(path)")
         }
         var st = stat()

@@ -1,46 +1,25 @@
-/// Where a request is: what a worker publishes in the scoreboard, what the slow log and the
-/// render-deadline kill name, and where the pipeline checks that its client is still there.
-/// The raw values are stored in shared memory: append, never renumber.
-public enum RenderStage: UInt32, Sendable, CaseIterable {
-    /// Between requests.
-    case idle = 0
-    /// The request is read; the URL is being checked and parsed.
-    case accept = 1
+/// Where a request is in the pipeline: what its observer is told before each stage (a worker
+/// publishes it in its scoreboard slot, where the slow log and the render-deadline kill name it,
+/// and checks there that its client is still waiting).
+public enum RenderStage: String, Sendable, CaseIterable {
     /// Looking in the memory and disk caches.
-    case cache = 2
+    case cache
     /// Waiting for another process rendering the same variant (the render lock).
-    case wait = 3
+    case wait
     /// Reading the source.
-    case load = 4
+    case load
     /// Sniffing the type, reading the header, checking the limits and the plan.
-    case sniff = 5
+    case sniff
     /// Decoding.
-    case decode = 6
+    case decode
     /// Converting to sRGB.
-    case colour = 7
+    case colour
     /// Running a processor (the detail names it).
-    case process = 8
+    case process
     /// Encoding.
-    case encode = 9
+    case encode
     /// Writing the result to the caches.
-    case store = 10
-    /// Sending the answer.
-    case respond = 11
+    case store
 
-    public var name: String {
-        switch self {
-        case .idle: "idle"
-        case .accept: "accept"
-        case .cache: "cache"
-        case .wait: "wait"
-        case .load: "load"
-        case .sniff: "sniff"
-        case .decode: "decode"
-        case .colour: "colour"
-        case .process: "process"
-        case .encode: "encode"
-        case .store: "store"
-        case .respond: "respond"
-        }
-    }
+    public var name: String { rawValue }
 }

@@ -90,7 +90,7 @@ public enum HealthProbe {
         case let .tcp(host, _): family = host.contains(":") ? AF_INET6 : AF_INET
         }
         let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket: \(Errno.text(errno))") }
+        guard fd >= 0 else { throw Failure(description: "socket: \(Errno.text(Errno.current))") }
         var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1e6))
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
@@ -132,7 +132,7 @@ public enum HealthProbe {
             }
         }
         guard rc == 0 else {
-            let e = errno
+            let e = Errno.current
             close(fd)
             throw Failure(description: "cannot connect to \(address): \(Errno.text(e))")
         }

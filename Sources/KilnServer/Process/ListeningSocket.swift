@@ -75,27 +75,27 @@ public final class ListeningSocket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) }
         }
         guard rc == 0 else {
-            let e = errno
+            let e = Errno.current
             _ = Glibc.close(fd)
             throw ListenError(address, "bind: \(Errno.text(e))")
         }
         var st = stat()
         guard lstat(path, &st) == 0 else {
-            let e = errno
+            let e = Errno.current
             _ = Glibc.close(fd)
             throw ListenError(address, "stat after bind: \(Errno.text(e))")
         }
         let socket = ListeningSocket(fd: fd, address: address, boundFile: (UInt(st.st_dev), UInt(st.st_ino)))
         guard chmod(path, mode_t(c.socketMode)) == 0 else {
-            throw ListenError(address, "chmod \(String(c.socketMode, radix: 8)): \(Errno.text(errno))")
+            throw ListenError(address, "chmod \(String(c.socketMode, radix: 8)): \(Errno.text(Errno.current))")
         }
         if uid != nil || gid != nil {
             guard chown(path, uid ?? uid_t.max, gid ?? gid_t.max) == 0 else {
-                throw ListenError(address, "chown \(c.socketOwner):\(c.socketGroup): \(Errno.text(errno))")
+                throw ListenError(address, "chown \(c.socketOwner):\(c.socketGroup): \(Errno.text(Errno.current))")
             }
         }
         guard listen(fd, Int32(c.backlog)) == 0 else {
-            throw ListenError(address, "listen: \(Errno.text(errno))")
+            throw ListenError(address, "listen: \(Errno.text(Errno.current))")
         }
         return socket
     }
@@ -110,8 +110,8 @@ public final class ListeningSocket {
         if socketAccepts(path) {
             throw ListenError(address, "another process is accepting connections on \(path)")
         }
-        guard unlink(path) == 0 || errno == ENOENT else {
-            throw ListenError(address, "cannot remove the stale socket \(path): \(Errno.text(errno))")
+        guard unlink(path) == 0 || Errno.current == ENOENT else {
+            throw ListenError(address, "cannot remove the stale socket \(path): \(Errno.text(Errno.current))")
         }
     }
 
@@ -132,7 +132,7 @@ public final class ListeningSocket {
         let rc = withUnsafePointer(to: &sa) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, len) }
         }
-        return rc == 0 || errno == EAGAIN || errno == EINPROGRESS
+        return rc == 0 || Errno.current == EAGAIN || Errno.current == EINPROGRESS
     }
 
     /// `socket_owner` / `socket_group` as ids: numeric or looked up by name.
@@ -188,12 +188,12 @@ public final class ListeningSocket {
             }
         }
         guard rc == 0 else {
-            let e = errno
+            let e = Errno.current
             _ = Glibc.close(fd)
             throw ListenError(address, "bind: \(Errno.text(e))")
         }
         guard listen(fd, Int32(c.backlog)) == 0 else {
-            let e = errno
+            let e = Errno.current
             _ = Glibc.close(fd)
             throw ListenError(address, "listen: \(Errno.text(e))")
         }
@@ -204,11 +204,11 @@ public final class ListeningSocket {
     /// own 0...2 stay its stdin, stdout and stderr).
     static func makeSocket(_ family: Int32, _ address: ListenAddress) throws(ListenError) -> Int32 {
         var fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw ListenError(address, "socket: \(Errno.text(errno))") }
+        guard fd >= 0 else { throw ListenError(address, "socket: \(Errno.text(Errno.current))") }
         if fd < 3 {
             let moved = fcntl(fd, F_DUPFD_CLOEXEC, 3)
             _ = Glibc.close(fd)
-            guard moved >= 0 else { throw ListenError(address, "fcntl: \(Errno.text(errno))") }
+            guard moved >= 0 else { throw ListenError(address, "fcntl: \(Errno.text(Errno.current))") }
             fd = moved
         }
         return fd

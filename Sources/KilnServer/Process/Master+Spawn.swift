@@ -11,12 +11,12 @@ extension Master {
     public static func workerExecutable(named name: String) throws -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard n > 0 else { throw ServerStartError("readlink /proc/self/exe: \(Errno.text(errno))") }
+        guard n > 0 else { throw ServerStartError("readlink /proc/self/exe: \(Errno.text(Errno.current))") }
         let me = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let folder = me.lastIndex(of: "/").map { String(me[..<$0]) } ?? "."
         let path = (folder.isEmpty ? "" : folder) + "/" + name
         guard access(path, X_OK) == 0 else {
-            throw ServerStartError("the worker executable \(path) is missing or not executable (\(Errno.text(errno))): "
+            throw ServerStartError("the worker executable \(path) is missing or not executable (\(Errno.text(Errno.current))): "
                 + "install \(name) next to \(me) (both are built by `swift build -c release`)")
         }
         return path

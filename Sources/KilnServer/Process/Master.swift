@@ -64,14 +64,15 @@ public final class Master {
 
     /// - Parameters:
     ///   - configuration: the `[server]` part of `values`.
+    ///   - workerLimits: the `[limits]` the master enforces (render deadline, slow log, recycling).
     ///   - values: every validated setting; workers read them from fd 3.
     ///   - workerArguments: the complete argv of a worker (`argv[0]`, `worker`, options).
     ///   - executablePath: what to spawn (`workerExecutable(named: "kiln-worker")` for `kiln serve`);
     ///     the default `/proc/self/exe` is this very binary even if the file was replaced on disk since.
-    public init(configuration: ServerConfiguration, values: ConfigValues, workerArguments: [String],
-                executablePath: String = "/proc/self/exe", logger: Logger, reload: @escaping Reload) {
-        supervisor = Supervisor(configuration: configuration,
-                                limits: (try? WorkerLimitsConfiguration(values)) ?? WorkerLimitsConfiguration())
+    public init(configuration: ServerConfiguration, workerLimits: WorkerLimitsConfiguration, values: ConfigValues,
+                workerArguments: [String], executablePath: String = "/proc/self/exe", logger: Logger,
+                reload: @escaping Reload) {
+        supervisor = Supervisor(configuration: configuration, limits: workerLimits)
         self.values = values
         self.workerArguments = workerArguments
         self.executablePath = executablePath
@@ -89,7 +90,7 @@ public final class Master {
         // Block before anything else so no signal is delivered asynchronously; workers get an empty
         // mask from posix_spawn.
         guard pthread_sigmask(SIG_BLOCK, &set, nil) == 0 else {
-            throw ServerStartError("cannot block signals: \(Errno.text(errno))")
+            throw ServerStartError("cannot block signals: \(Errno.text(Errno.current))")
         }
         _ = kiln_ignore_signal(SIGPIPE)
 
@@ -104,7 +105,7 @@ public final class Master {
         scoreboard = try Scoreboard.create()
         let stateFD = kiln_shared_memfd(Master.sharedStateName, Master.sharedStateWorkerFD)
         sharedState = stateFD >= 0 ? RecordLockFile.adopt(fd: stateFD) : nil
-        if stateFD < 0 { logger.warning("memfd_create: \(Errno.text(errno)); origin limits are per worker") }
+        if stateFD < 0 { logger.warning("memfd_create: \(Errno.text(Errno.current)); origin limits are per worker") }
         settingsFD = try SettingsSnapshot.makeFile(values)
         try writePidFile(configuration.pidFile)
 
@@ -161,7 +162,7 @@ public final class Master {
                 do { try writePidFile(path) } catch { logger.error("\(error)") }
             case let .awaitExit(pid):
                 var status: Int32 = 0
-                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                while waitpid(pid, &status, 0) < 0 && Errno.current == EINTR {}
                 feed(.exited(pid: pid, status: status))
             case let .collectMetrics(board):
                 if let scoreboard { exporter.collect(scoreboard, slot: board) }
@@ -221,7 +222,7 @@ public final class Master {
         while true {
             var status: Int32 = 0
             let pid = waitpid(-1, &status, WNOHANG)
-            if pid < 0 && errno == EINTR { continue }
+            if pid < 0 && Errno.current == EINTR { continue }
             if pid <= 0 { return }
             feed(.exited(pid: pid, status: status))
         }

@@ -42,7 +42,7 @@ public struct PeerAccess: Sendable {
         var bytes = [UInt8](repeating: 0, count: 16)
         let n = bytes.withUnsafeMutableBufferPointer { kiln_peer_address(fd, $0.baseAddress) }
         if n == 0 { return nil }
-        guard n > 0 else { return "an unknown address (\(Errno.text(errno)))" }
+        guard n > 0 else { return "an unknown address (\(Errno.text(Errno.current)))" }
         return refusedPeer(Array(bytes.prefix(Int(n))))
     }
 

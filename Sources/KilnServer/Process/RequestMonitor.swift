@@ -22,7 +22,7 @@ public final class RequestMonitor: RenderObserving, OriginFetchObserving {
     let pid = getpid()
     private var connectionFD: Int32 = -1
     private var requestStart: Int64 = 0
-    private var stage: RenderStage = .idle
+    private var stage: WorkerActivity = .idle
     private var stageStart: Int64 = 0
     private var stageTimes: [RenderStage: Int64] = [:]
     /// Requests stopped because the web server had closed the connection.
@@ -70,8 +70,8 @@ public final class RequestMonitor: RenderObserving, OriginFetchObserving {
     }
 
     public func enter(_ stage: RenderStage, detail: String) throws(PipelineFailure) {
-        switchStage(to: stage)
-        scoreboard?.enter(slot, stage: stage, detail: detail)
+        switchStage(to: WorkerActivity(stage))
+        scoreboard?.enter(slot, stage: WorkerActivity(stage), detail: detail)
         if connectionFD >= 0 && kiln_peer_closed(connectionFD) != 0 {
             abandonedCount += 1
             throw PipelineFailure(.cancelled, "the web server closed the connection before \(stage.name): work stopped")
@@ -111,9 +111,9 @@ public final class RequestMonitor: RenderObserving, OriginFetchObserving {
     }
 
     /// Adds the time since the last switch to the stage that ends (several processors add up).
-    private func switchStage(to next: RenderStage) {
+    private func switchStage(to next: WorkerActivity) {
         let now = Scoreboard.now()
-        if RequestMonitor.timedStages.contains(stage) { stageTimes[stage, default: 0] += now - stageStart }
+        if let timed = stage.stage, RequestMonitor.timedStages.contains(timed) { stageTimes[timed, default: 0] += now - stageStart }
         stage = next
         stageStart = now
     }

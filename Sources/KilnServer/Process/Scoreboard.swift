@@ -18,7 +18,7 @@ public final class Scoreboard {
     /// One slot, copied.
     public struct Slot: Sendable, Equatable {
         public var pid: pid_t
-        public var stage: RenderStage
+        public var stage: WorkerActivity
         /// Monotonic nanoseconds when the request began; nil between requests.
         public var requestStart: Int64?
         public var stageStart: Int64
@@ -53,7 +53,7 @@ public final class Scoreboard {
     public static func create(slots: Int = defaultSlots) throws -> Scoreboard {
         var fd: Int32 = -1
         guard let p = kiln_sb_create(Int32(slots), &fd) else {
-            throw ServerStartError("cannot create the scoreboard: \(Errno.text(errno))")
+            throw ServerStartError("cannot create the scoreboard: \(Errno.text(Errno.current))")
         }
         return Scoreboard(board: p, fd: fd, slots: slots)
     }
@@ -70,7 +70,7 @@ public final class Scoreboard {
 
     public func reset(_ slot: Int, pid: pid_t) { kiln_sb_reset(board, Int32(slot), pid) }
 
-    public func begin(_ slot: Int, pid: pid_t, uri: String, requestID: String = "", stage: RenderStage) {
+    public func begin(_ slot: Int, pid: pid_t, uri: String, requestID: String = "", stage: WorkerActivity) {
         var uri = uri, trace = requestID
         uri.withUTF8 { u in
             trace.withUTF8 { t in
@@ -79,7 +79,7 @@ public final class Scoreboard {
         }
     }
 
-    public func enter(_ slot: Int, stage: RenderStage, detail: String) {
+    public func enter(_ slot: Int, stage: WorkerActivity, detail: String) {
         var detail = detail
         detail.withUTF8 { kiln_sb_stage(board, Int32(slot), stage.rawValue, $0.baseAddress, $0.count) }
     }
@@ -107,7 +107,7 @@ public final class Scoreboard {
         let uri = withUnsafeBytes(of: view.uri) { Scoreboard.text($0) }
         let detail = withUnsafeBytes(of: view.detail) { Scoreboard.text($0) }
         let trace = withUnsafeBytes(of: view.trace) { Scoreboard.text($0) }
-        return Slot(pid: view.pid, stage: RenderStage(rawValue: view.stage) ?? .idle,
+        return Slot(pid: view.pid, stage: WorkerActivity(rawValue: view.stage) ?? .idle,
                     requestStart: view.request_start_ns == 0 ? nil : view.request_start_ns,
                     stageStart: view.stage_start_ns, idleSince: view.idle_since_ns,
                     requestID: view.request_id, requestsDone: view.requests_done, uri: uri, detail: detail,

@@ -61,7 +61,7 @@ public struct Worker {
     /// Runs until stopped; returns the process exit status.
     public func run(makeHandler: RequestHandlerFactory) -> Int32 {
         guard Worker.installStopHandler() else {
-            logger.error("cannot install the stop handler: \(Errno.text(errno))")
+            logger.error("cannot install the stop handler: \(Errno.text(Errno.current))")
             return ExitStatus.failure
         }
         // nginx may close a connection before the answer is written: a write error, not a signal.

@@ -68,7 +68,7 @@ public final class FastCGIResponder {
                 monitor?.connectionAccepted()
             }
             if fd < 0 {
-                let e = errno
+                let e = Errno.current
                 if shouldStop() { return .stopRequested }
                 // A draining worker made the shared socket non-blocking (see `drain`): wait here.
                 if e == EAGAIN { waitReadable(listenFD) }
@@ -101,7 +101,7 @@ public final class FastCGIResponder {
         while MonotonicClock.seconds() < deadline {
             let c = accept(fd, nil, nil)
             if c < 0 {
-                let e = errno
+                let e = Errno.current
                 if e == EINTR || (e != EAGAIN && FastCGIResponder.acceptRetries.contains(e)) { continue }
                 break
             }

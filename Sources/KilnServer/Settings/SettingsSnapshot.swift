@@ -46,7 +46,7 @@ public enum SettingsSnapshot {
     /// above (so spawning can put the listening socket on 0 and this on 3 in either order).
     public static func makeFile(_ values: ConfigValues) throws -> Int32 {
         let fd = kiln_settings_memfd()
-        guard fd >= 0 else { throw ServerStartError("memfd_create: \(Errno.text(errno))") }
+        guard fd >= 0 else { throw ServerStartError("memfd_create: \(Errno.text(Errno.current))") }
         do throws(SystemError) {
             try FileDescriptorIO.writeAll(fd, encode(values))
         } catch {
@@ -62,7 +62,7 @@ public enum SettingsSnapshot {
     public static func read(fd: Int32) throws(ConfigError) -> ConfigValues {
         defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw .unreadable("settings snapshot on fd \(fd): \(Errno.text(errno))") }
+        guard fstat(fd, &st) == 0 else { throw .unreadable("settings snapshot on fd \(fd): \(Errno.text(Errno.current))") }
         var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
         let read = bytes.withUnsafeMutableBytes { raw in
             Result { () throws(SystemError) in try FileDescriptorIO.readFully(fd, into: raw, offset: 0) }

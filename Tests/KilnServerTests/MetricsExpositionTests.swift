@@ -117,8 +117,17 @@ import Testing
 
     @Test func labelValuesAndHelpAreEscaped() {
         var text = PrometheusText()
-        text.family("x_total", help: #"a \ b"#, type: "counter")
-        text.sample("x_total", labels: [("path", "a\"b\\c\nd")], "1")
-        #expect(String(decoding: text.bytes, as: UTF8.self) == "# HELP x_total a \\\\ b\n# TYPE x_total counter\nx_total{path=\"a\\\"b\\\\c\\nd\"} 1\n")
+        text.append(PrometheusText.header("x_total", help: #"a \ b"#, type: "counter"))
+        text.line(PrometheusText.samplePrefix("x_total", labels: [("path", "a\"b\\c\nd"), ("k", "v")]), UInt64(1234567890))
+        text.line(PrometheusText.samplePrefix("y", labels: []), UInt64(0))
+        text.line(PrometheusText.samplePrefix("z", labels: []), 0.0307)
+        #expect(String(decoding: text.bytes, as: UTF8.self) == """
+            # HELP x_total a \\\\ b
+            # TYPE x_total counter
+            x_total{path="a\\"b\\\\c\\nd",k="v"} 1234567890
+            y 0
+            z 0.0307
+
+            """)
     }
 }

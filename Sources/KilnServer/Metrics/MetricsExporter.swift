@@ -33,7 +33,7 @@ public final class MetricsExporter {
         let before = seen[slot] ?? Array(repeating: 0, count: now.count)
         seen[slot] = now
         // A slot reset behind our back (never expected): start over from its current values.
-        guard zip(now, before).allSatisfy({ $0 >= $1 }) else { return }
+        guard now != before, zip(now, before).allSatisfy({ $0 >= $1 }) else { return }
         for family in MetricCatalog.workerFamilies {
             guard let first = family.firstCell else { continue }
             for i in family.values.indices {
@@ -101,30 +101,77 @@ public final class MetricsExporter {
             MetricCatalog.diskEntries: Double(diskEntries),
         ]
         var text = PrometheusText()
-        for family in MetricCatalog.allFamilies {
-            text.family(family.name, help: family.help, type: family.kind.prometheusType)
-            for (i, value) in family.values.enumerated() {
-                let labels = family.labels(value)
-                let key = MetricsExporter.key(family.name, value)
-                let base = family.firstCell.map { $0 + i * family.cellsPerSeries }
-                switch family.kind {
-                case .counter:
-                    let count = base.map { totals[$0] } ?? own[key] ?? 0
-                    text.sample(family.name, labels: labels, String(min(count, UInt64(Int64.max))))
-                case .secondsCounter:
-                    let ns = base.map { totals[$0] } ?? 0
-                    text.sample(family.name, labels: labels, ns == 0 ? "0" : "\(Double(ns) / 1e9)")
-                case let .histogram(bounds):
-                    guard let base else { continue }
-                    text.histogram(family.name, labels: labels, bounds: bounds,
-                                   counts: Array(totals[base..<(base + bounds.count + 1)]),
-                                   sum: Double(totals[base + bounds.count + 1]) / 1e9)
-                case .gauge:
-                    text.sample(family.name, labels: labels, "\(gauges[key] ?? 0)")
+        for family in ExpositionLayout.families {
+            text.append(family.header)
+            for series in family.series {
+                switch series.kind {
+                case let .count(prefix):
+                    let count = series.cell.map { totals[$0] } ?? own[series.key] ?? 0
+                    text.line(prefix, min(count, UInt64(Int64.max)))
+                case let .seconds(prefix):
+                    let ns = series.cell.map { totals[$0] } ?? 0
+                    // As swift-prometheus wrote a floating-point counter: `0` until it counted.
+                    if ns == 0 { text.line(prefix, UInt64(0)) } else { text.line(prefix, Double(ns) / 1e9) }
+                case let .histogram(buckets, sum, count):
+                    guard let base = series.cell else { continue }
+                    var cumulative: UInt64 = 0
+                    for (i, prefix) in buckets.enumerated() {
+                        cumulative &+= totals[base + i]
+                        text.line(prefix, cumulative)
+                    }
+                    text.line(sum, Double(totals[base + buckets.count]) / 1e9)
+                    text.line(count, cumulative)
+                case let .gauge(prefix):
+                    text.line(prefix, gauges[series.key] ?? 0)
                 }
             }
         }
         return text.bytes
+    }
+}
+
+/// `MetricCatalog.allFamilies` rendered once: headers and every sample's name and labels.
+enum ExpositionLayout {
+    struct Family {
+        var header: [UInt8]
+        var series: [Series]
+    }
+
+    struct Series {
+        enum Kind {
+            case count([UInt8])
+            case seconds([UInt8])
+            /// One prefix per bucket bound and `+Inf` (cells `cell...`), then `_sum`, `_count`.
+            case histogram(buckets: [[UInt8]], sum: [UInt8], count: [UInt8])
+            case gauge([UInt8])
+        }
+
+        var kind: Kind
+        /// The series' first worker cell; nil for the master's own.
+        var cell: Int?
+        /// `MetricsExporter.key` of the series.
+        var key: String
+    }
+
+    static let families: [Family] = MetricCatalog.allFamilies.map { family in
+        Family(header: PrometheusText.header(family.name, help: family.help, type: family.kind.prometheusType),
+               series: family.values.enumerated().map { i, value in
+                   let labels = family.labels(value)
+                   let prefix = PrometheusText.samplePrefix(family.name, labels: labels)
+                   let kind: Series.Kind
+                   switch family.kind {
+                   case .counter: kind = .count(prefix)
+                   case .secondsCounter: kind = .seconds(prefix)
+                   case .gauge: kind = .gauge(prefix)
+                   case let .histogram(bounds):
+                       let les = bounds.map { "\($0)" } + ["+Inf"]
+                       kind = .histogram(buckets: les.map { PrometheusText.samplePrefix(family.name + "_bucket", labels: labels + [("le", $0)]) },
+                                         sum: PrometheusText.samplePrefix(family.name + "_sum", labels: labels),
+                                         count: PrometheusText.samplePrefix(family.name + "_count", labels: labels))
+                   }
+                   return Series(kind: kind, cell: family.firstCell.map { $0 + i * family.cellsPerSeries },
+                                 key: MetricsExporter.key(family.name, value))
+               })
     }
 }
 

@@ -1,74 +1,76 @@
 /// Writes the Prometheus text exposition format (version 0.0.4): per family a `# HELP` and a
-/// `# TYPE` line, then its samples, `name{label="value"} number`. Numbers are written as Swift
-/// writes them (`3`, `1.9`, `0.0025`), as swift-prometheus did before: scrapers saw no change.
+/// `# TYPE` line, then its samples, `name{label="value"} number`. What never changes between
+/// scrapes (the headers, each sample's name and labels) is rendered once (`header`,
+/// `samplePrefix`); a scrape appends those bytes and the numbers. Numbers are written as Swift
+/// writes them (`3`, `1.9`, `0.0025`), as swift-prometheus did before: scrapers see no change.
 struct PrometheusText {
     private(set) var bytes: [UInt8] = []
 
-    init(capacity: Int = 16 * 1024) {
+    init(capacity: Int = 32 * 1024) {
         bytes.reserveCapacity(capacity)
     }
 
-    /// `# HELP name help` (backslashes escaped) and `# TYPE name type`.
-    mutating func family(_ name: String, help: String, type: String) {
-        append("# HELP ")
-        append(name)
-        append(" ")
+    /// `# HELP name help` (backslashes escaped) and `# TYPE name type`, each with its line feed.
+    static func header(_ name: String, help: String, type: String) -> [UInt8] {
+        var out = Array("# HELP \(name) ".utf8)
         for byte in help.utf8 {
-            if byte == UInt8(ascii: "\\") { append("\\\\") } else { bytes.append(byte) }
+            if byte == UInt8(ascii: "\\") { out += "\\\\".utf8 } else { out.append(byte) }
         }
-        append("\n# TYPE ")
-        append(name)
-        append(" ")
-        append(type)
-        append("\n")
+        out += "\n# TYPE \(name) \(type)\n".utf8
+        return out
     }
 
-    /// `name{labels} value`; without labels `name value`.
-    mutating func sample(_ name: String, labels: [(String, String)] = [], _ value: String) {
-        append(name)
+    /// A sample's line up to its value: `name{key="value",...} `, or `name ` without labels.
+    static func samplePrefix(_ name: String, labels: [(String, String)]) -> [UInt8] {
+        var out = Array(name.utf8)
         if !labels.isEmpty {
-            append("{")
-            for (i, (key, labelValue)) in labels.enumerated() {
-                if i > 0 { append(",") }
-                append(key)
-                append("=\"")
-                appendEscaped(labelValue)
-                append("\"")
+            out.append(UInt8(ascii: "{"))
+            for (i, (key, value)) in labels.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                out += key.utf8
+                out += "=\"".utf8
+                for byte in value.utf8 {
+                    // Backslash, double quote and line feed, escaped as label values require.
+                    switch byte {
+                    case UInt8(ascii: "\\"): out += "\\\\".utf8
+                    case UInt8(ascii: "\""): out += "\\\"".utf8
+                    case UInt8(ascii: "\n"): out += "\\n".utf8
+                    default: out.append(byte)
+                    }
+                }
+                out.append(UInt8(ascii: "\""))
             }
-            append("}")
+            out.append(UInt8(ascii: "}"))
         }
-        append(" ")
-        append(value)
-        append("\n")
+        out.append(UInt8(ascii: " "))
+        return out
     }
 
-    /// A histogram series: cumulative `_bucket{le=...}` per bound and `+Inf`, `_sum`, `_count`.
-    /// `counts` has one entry per bound and one above the last; `sum` is in the bounds' unit.
-    mutating func histogram(_ name: String, labels: [(String, String)] = [], bounds: [Double], counts: [UInt64], sum: Double) {
-        var cumulative: UInt64 = 0
-        for (bound, count) in zip(bounds, counts) {
-            cumulative &+= count
-            sample(name + "_bucket", labels: labels + [("le", "\(bound)")], String(cumulative))
-        }
-        let total = counts.reduce(UInt64(0), &+)
-        sample(name + "_bucket", labels: labels + [("le", "+Inf")], String(total))
-        sample(name + "_sum", labels: labels, "\(sum)")
-        sample(name + "_count", labels: labels, String(total))
+    mutating func append(_ rendered: [UInt8]) {
+        bytes += rendered
     }
 
-    private mutating func append(_ text: String) {
-        bytes.append(contentsOf: text.utf8)
-    }
-
-    /// Backslash, double quote and line feed, escaped as the format requires in label values.
-    private mutating func appendEscaped(_ value: String) {
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\\"): append("\\\\")
-            case UInt8(ascii: "\""): append("\\\"")
-            case UInt8(ascii: "\n"): append("\\n")
-            default: bytes.append(byte)
+    /// `prefix` and a whole number.
+    mutating func line(_ prefix: [UInt8], _ value: UInt64) {
+        bytes += prefix
+        if value == 0 {
+            bytes.append(UInt8(ascii: "0"))
+        } else {
+            let start = bytes.count
+            var v = value
+            while v > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(v % 10))
+                v /= 10
             }
+            bytes[start...].reverse()
         }
+        bytes.append(UInt8(ascii: "\n"))
+    }
+
+    /// `prefix` and a number as Swift writes a `Double` (`1.0`, `0.0307`).
+    mutating func line(_ prefix: [UInt8], _ value: Double) {
+        bytes += prefix
+        bytes += value.description.utf8
+        bytes.append(UInt8(ascii: "\n"))
     }
 }

@@ -52,7 +52,7 @@ public final class ImageHandler: RequestHandling {
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
         guard request.method == "GET" || request.method == "HEAD" else {
             var r = errorResponse(405, "method \(request.method) not allowed; use GET or HEAD")
-            r.headers.append(("Allow", "GET, HEAD"))
+            r.headers.append((HeaderName.allow, "GET, HEAD"))
             r.reason = "method \(request.method) not allowed"
             return r
         }
@@ -77,7 +77,7 @@ public final class ImageHandler: RequestHandling {
             } else {
                 let result: PipelineResult
                 do {
-                    result = try pipeline.image(for: imageRequest, accepted: FormatNegotiation(accept: request.headers["accept"], offered: http.autoFormats))
+                    result = try pipeline.image(for: imageRequest, accepted: FormatNegotiation(accept: request.headers[HeaderName.Request.accept], offered: http.autoFormats))
                 } catch {
                     timeline.mark("pipeline")
                     throw error
@@ -88,13 +88,13 @@ public final class ImageHandler: RequestHandling {
         } catch {
             let mapped = ErrorMapping.map(error)
             response = errorResponse(mapped.status, mapped.message)
-            if let outcome = mapped.outcome { response.headers.append(("X-Cache", outcome.headerValue)) }
+            if let outcome = mapped.outcome { response.headers.append((HeaderName.xCache, outcome.headerValue)) }
             response.cacheOutcome = mapped.outcome
             response.reason = mapped.logMessage
         }
         response.timeline = timeline
-        if http.serverTiming { response.headers.append(("Server-Timing", timeline.serverTimingHeader)) }
-        if !http.timingAllowOrigin.isEmpty { response.headers.append(("Timing-Allow-Origin", http.timingAllowOrigin)) }
+        if http.serverTiming { response.headers.append((HeaderName.serverTiming, timeline.serverTimingHeader)) }
+        if !http.timingAllowOrigin.isEmpty { response.headers.append((HeaderName.timingAllowOrigin, http.timingAllowOrigin)) }
         return response
     }
 
@@ -108,32 +108,32 @@ public final class ImageHandler: RequestHandling {
     /// `If-Modified-Since` without `If-None-Match`: a `stat` decides, no render.
     func notModifiedBySource(_ imageRequest: ImageRequest, _ provenance: RequestGate.Provenance, _ request: HTTPRequest,
                              _ timeline: inout Timeline) throws -> HTTPResponse? {
-        guard request.headers["if-none-match"] == nil,
-              let ims = request.headers["if-modified-since"].flatMap(HTTPDate.parse) else { return nil }
+        guard request.headers[HeaderName.Request.ifNoneMatch] == nil,
+              let ims = request.headers[HeaderName.Request.ifModifiedSince].flatMap(HTTPDate.parse) else { return nil }
         defer { timeline.mark("source") }
         let version = try pipeline.sourceVersion(for: imageRequest)
         guard version.mtimeSeconds <= ims else { return nil }
         var headers = cachePolicy.headers(for: imageRequest, provenance: provenance, now: now())
-        headers.append(("Last-Modified", HTTPDate.format(secondsSinceEpoch: version.mtimeSeconds)))
-        if varies(imageRequest) { headers.append(("Vary", "Accept")) }
+        headers.append((HeaderName.lastModified, HTTPDate.format(secondsSinceEpoch: version.mtimeSeconds)))
+        if varies(imageRequest) { headers.append((HeaderName.vary, "Accept")) }
         return HTTPResponse(status: 304, headers: headers)
     }
 
     func response(for image: PipelineResult, _ imageRequest: ImageRequest, _ provenance: RequestGate.Provenance,
                   _ request: HTTPRequest) -> HTTPResponse {
         var headers: [(String, String)] = [
-            ("Content-Type", image.contentType),
-            ("Content-Length", String(image.data.count)),
+            (HeaderName.contentType, image.contentType),
+            (HeaderName.contentLength, String(image.data.count)),
         ]
         headers += cachePolicy.headers(for: imageRequest, provenance: provenance, now: now())
         headers += [
-            ("ETag", image.etag),
-            ("Last-Modified", HTTPDate.format(secondsSinceEpoch: image.sourceModified)),
-            ("X-Cache", image.outcome.headerValue),
+            (HeaderName.eTag, image.etag),
+            (HeaderName.lastModified, HTTPDate.format(secondsSinceEpoch: image.sourceModified)),
+            (HeaderName.xCache, image.outcome.headerValue),
         ]
-        if varies(imageRequest) { headers.append(("Vary", "Accept")) }
+        if varies(imageRequest) { headers.append((HeaderName.vary, "Accept")) }
         var response: HTTPResponse
-        if let inm = request.headers["if-none-match"], ImageHandler.matches(inm, etag: image.etag) {
+        if let inm = request.headers[HeaderName.Request.ifNoneMatch], ImageHandler.matches(inm, etag: image.etag) {
             headers.removeAll { $0.0 == "Content-Type" || $0.0 == "Content-Length" }
             response = HTTPResponse(status: 304, headers: headers)
         } else {
@@ -160,10 +160,10 @@ public final class ImageHandler: RequestHandling {
     func errorResponse(_ status: Int, _ message: String) -> HTTPResponse {
         let body = Array((message + "\n").utf8)
         return HTTPResponse(status: status, headers: [
-            ("Content-Type", "text/plain; charset=utf-8"),
-            ("Content-Length", String(body.count)),
-            ("Cache-Control", http.errorCacheControl),
-            ("X-Content-Type-Options", "nosniff"),
+            (HeaderName.contentType, "text/plain; charset=utf-8"),
+            (HeaderName.contentLength, String(body.count)),
+            (HeaderName.cacheControl, http.errorCacheControl),
+            (HeaderName.xContentTypeOptions, "nosniff"),
         ], body: body)
     }
 }

@@ -47,8 +47,8 @@ public struct CacheControlPolicy: Sendable, Equatable {
             cdn = CacheControlPolicy.capping(cdn, maxAge: left)
         }
         var headers: [(String, String)] = []
-        if !value.isEmpty { headers.append(("Cache-Control", value)) }
-        if !cdn.isEmpty { headers.append(("CDN-Cache-Control", cdn)) }
+        if !value.isEmpty { headers.append((HeaderName.cacheControl, value)) }
+        if !cdn.isEmpty { headers.append((HeaderName.cdnCacheControl, cdn)) }
         return headers
     }
 

@@ -9,7 +9,7 @@ public enum RequestID {
     /// The id of a request: the client's `X-Request-Id` header if `trustHeader` and valid, else
     /// the web server's param if valid, else a new one.
     public static func resolve(_ request: HTTPRequest, trustHeader: Bool) -> String {
-        if trustHeader, let h = request.headers["x-request-id"], isValid(h) { return h }
+        if trustHeader, let h = request.headers[HeaderName.Request.xRequestID], isValid(h) { return h }
         if let p = request.requestIDParam, isValid(p) { return p }
         return generate()
     }

@@ -89,7 +89,7 @@ public final class Warmer: Sendable {
             let firstLine = text.split(separator: "\n", omittingEmptySubsequences: true).first.map(String.init) ?? ""
             return .failed("HTTP \(response.status)" + (firstLine.isEmpty ? "" : ": \(firstLine)"))
         }
-        return response.header("X-Cache") == "MISS" ? .rendered : .skipped
+        return response.cacheOutcome == .miss ? .rendered : .skipped
     }
 
     private func take() -> Int? {

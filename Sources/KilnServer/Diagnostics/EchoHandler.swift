@@ -21,8 +21,8 @@ public struct EchoHandler: RequestHandling {
             body += [UInt8](repeating: UInt8(ascii: "."), count: n - body.count)
         }
         return HTTPResponse(status: 200, headers: [
-            ("Content-Type", "text/plain; charset=utf-8"),
-            ("Content-Length", String(body.count)),
+            (HeaderName.contentType, "text/plain; charset=utf-8"),
+            (HeaderName.contentLength, String(body.count)),
         ], body: body)
     }
 

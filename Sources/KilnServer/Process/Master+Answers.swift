@@ -136,13 +136,13 @@ extension Master {
     static func overloadResponse(queueTimeout: Double) -> HTTPResponse {
         let retry = max(1, Int(queueTimeout.rounded(.up)))
         return textResponse(503, "overloaded: every worker has been busy for more than \(Supervisor.format(queueTimeout)) s; retry later",
-                            extra: [("Retry-After", String(retry))])
+                            extra: [(HeaderName.retryAfter, String(retry))])
     }
 
     /// The status socket's pages: `/_kiln/health`, `/_kiln/status` (`?json`), `/_kiln/metrics`.
     func statusResponse(for request: HTTPRequest) -> HTTPResponse {
         guard request.method == "GET" || request.method == "HEAD" else {
-            return Master.textResponse(405, "method \(request.method) not allowed; use GET or HEAD", extra: [("Allow", "GET, HEAD")])
+            return Master.textResponse(405, "method \(request.method) not allowed; use GET or HEAD", extra: [(HeaderName.allow, "GET, HEAD")])
         }
         let query = request.uri.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
         switch request.rawPath {
@@ -160,7 +160,7 @@ extension Master {
         let summary = "generation \(supervisor.generation), \(current.count) of \(configuration.workers) workers running, \(busy) busy"
         if current.isEmpty || supervisor.isStopping {
             return Master.textResponse(503, supervisor.isStopping ? "stopping: \(summary)" : "no worker running: \(summary)",
-                                       extra: [("Retry-After", "1")])
+                                       extra: [(HeaderName.retryAfter, "1")])
         }
         return Master.textResponse(200, "ok: \(summary)")
     }
@@ -168,9 +168,9 @@ extension Master {
     static func textResponse(_ status: Int, _ message: String, extra: [(String, String)] = []) -> HTTPResponse {
         let body = Array((message + "\n").utf8)
         return HTTPResponse(status: status, headers: [
-            ("Content-Type", "text/plain; charset=utf-8"),
-            ("Content-Length", String(body.count)),
-            ("Cache-Control", "no-store"),
+            (HeaderName.contentType, "text/plain; charset=utf-8"),
+            (HeaderName.contentLength, String(body.count)),
+            (HeaderName.cacheControl, "no-store"),
         ] + extra, body: body)
     }
 }

@@ -17,9 +17,9 @@ extension Master {
         }
         let body = exporter.exposition(busy: busy, idle: idle, uptime: Master.now() - startedAt, board: scoreboard)
         return HTTPResponse(status: 200, headers: [
-            ("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
-            ("Content-Length", String(body.count)),
-            ("Cache-Control", "no-store"),
+            (HeaderName.contentType, "text/plain; version=0.0.4; charset=utf-8"),
+            (HeaderName.contentLength, String(body.count)),
+            (HeaderName.cacheControl, "no-store"),
         ], body: body)
     }
 
@@ -95,7 +95,7 @@ extension Master {
             type = "text/plain; charset=utf-8"
         }
         return HTTPResponse(status: 200, headers: [
-            ("Content-Type", type), ("Content-Length", String(body.count)), ("Cache-Control", "no-store"),
+            (HeaderName.contentType, type), (HeaderName.contentLength, String(body.count)), (HeaderName.cacheControl, "no-store"),
         ], body: body)
     }
 

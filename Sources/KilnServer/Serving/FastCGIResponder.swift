@@ -152,7 +152,7 @@ public final class FastCGIResponder {
                 } catch {
                     response = FastCGIResponder.refusal(error)
                 }
-                response.headers.append(("X-Request-Id", requestID))
+                response.headers.append((HeaderName.xRequestID, requestID))
                 let records = FastCGIResponder.records(response, headOnly: httpRequest.method == "HEAD", requestID: request.id)
                 monitor?.responding()
                 let failed = connection.write(records.bytes)
@@ -207,8 +207,8 @@ public final class FastCGIResponder {
     /// full body. Everything leaves in one `write` (libfcgi's 8 KB stream took nine for 73 KB).
     static func records(_ response: HTTPResponse, headOnly: Bool, requestID: Int) -> FastCGIRecords {
         var response = response
-        if response.header("Content-Length") == nil && FastCGIResponder.mayHaveBody(response.status) {
-            response.headers.append(("Content-Length", String(response.body.count)))
+        if response.header(HeaderName.contentLength) == nil && FastCGIResponder.mayHaveBody(response.status) {
+            response.headers.append((HeaderName.contentLength, String(response.body.count)))
         }
         var records = FastCGIRecords(requestID: requestID)
         records.reserve(payload: response.body.count + 1024)
@@ -224,10 +224,10 @@ public final class FastCGIResponder {
         let mapped = ErrorMapping.map(error)
         let body = Array((mapped.message + "\n").utf8)
         var response = HTTPResponse(status: mapped.status, headers: [
-            ("Content-Type", "text/plain; charset=utf-8"),
-            ("Content-Length", String(body.count)),
-            ("Cache-Control", "no-store"),
-            ("X-Content-Type-Options", "nosniff"),
+            (HeaderName.contentType, "text/plain; charset=utf-8"),
+            (HeaderName.contentLength, String(body.count)),
+            (HeaderName.cacheControl, "no-store"),
+            (HeaderName.xContentTypeOptions, "nosniff"),
         ], body: body)
         response.reason = mapped.logMessage
         return response

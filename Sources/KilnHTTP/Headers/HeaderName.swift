@@ -1,0 +1,38 @@
+import HTTPTypes
+
+/// The header fields Kiln writes and reads, spelt once: swift-http-types' registry
+/// (`HTTPField.Name`) where it has them, Kiln's own (`X-Cache`, `X-Request-Id`) and the few the
+/// registry lacks (`Server-Timing`, `Timing-Allow-Origin`, `CDN-Cache-Control`) declared here
+/// through `HTTPField.Name` too, so each is checked as a valid field name.
+///
+/// Names are as sent (`rawName`); a request's headers are keyed by the lowercase name
+/// (`HTTPRequest.headers`), which the `Request` names give.
+public enum HeaderName {
+    public static let contentType = HTTPField.Name.contentType.rawName
+    public static let contentLength = HTTPField.Name.contentLength.rawName
+    public static let cacheControl = HTTPField.Name.cacheControl.rawName
+    public static let eTag = HTTPField.Name.eTag.rawName
+    public static let lastModified = HTTPField.Name.lastModified.rawName
+    public static let vary = HTTPField.Name.vary.rawName
+    public static let allow = HTTPField.Name.allow.rawName
+    public static let retryAfter = HTTPField.Name.retryAfter.rawName
+    public static let xContentTypeOptions = HTTPField.Name.xContentTypeOptions.rawName
+    public static let accept = HTTPField.Name.accept.rawName
+    public static let xCache = own("X-Cache")
+    public static let xRequestID = own("X-Request-Id")
+    public static let serverTiming = own("Server-Timing")
+    public static let timingAllowOrigin = own("Timing-Allow-Origin")
+    public static let cdnCacheControl = own("CDN-Cache-Control")
+
+    /// The lowercase keys of the request headers Kiln reads.
+    public enum Request {
+        public static let accept = HTTPField.Name.accept.canonicalName
+        public static let ifNoneMatch = HTTPField.Name.ifNoneMatch.canonicalName
+        public static let ifModifiedSince = HTTPField.Name.ifModifiedSince.canonicalName
+        public static let xRequestID = HTTPField.Name(HeaderName.xRequestID)!.canonicalName
+    }
+
+    private static func own(_ name: String) -> String {
+        HTTPField.Name(name)!.rawName
+    }
+}

@@ -157,7 +157,7 @@ let package = Package(
         // fixtures. KilnTestBytes: test files written byte by byte (tiny PNGs and GIFs, FastCGI
         // records), with no dependency at all, so that the codec tests need not see the pipeline.
         .target(name: "KilnTestSupport", dependencies: [
-            "KilnPipeline", "KilnModel", "KilnPOSIX", .product(name: "Logging", package: "swift-log"),
+            "KilnPipeline", "KilnModel", .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/KilnTestSupport"),
         .target(name: "KilnTestBytes", path: "Tests/KilnTestBytes"),
 

@@ -152,18 +152,24 @@ let package = Package(
             "KilnServer", "KilnModel", "KilnProcessing", "KilnPOSIX",
         ], exclude: ["kiln-worker.order"], linkerSettings: staticWorkerRuntime),
 
-        // Test doubles and fixtures shared by the test targets (not shipped).
+        // Shared by the test targets (not shipped). KilnTestSupport: one double per pipeline seam
+        // (source, decoder, encoder, processor, disk cache, render lock, observer) and the caching
+        // fixtures. KilnTestBytes: test files written byte by byte (tiny PNGs and GIFs, FastCGI
+        // records), with no dependency at all, so that the codec tests need not see the pipeline.
         .target(name: "KilnTestSupport", dependencies: [
-            "KilnPipeline", "KilnModel", "KilnPOSIX", .product(name: "Logging", package: "swift-log"),
+            "KilnPipeline", "KilnModel", .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/KilnTestSupport"),
+        .target(name: "KilnTestBytes", path: "Tests/KilnTestBytes"),
 
         .testTarget(name: "KilnPOSIXTests", dependencies: ["KilnPOSIX"]),
         .testTarget(name: "KilnModelTests", dependencies: ["KilnModel"]),
-        .testTarget(name: "KilnCodecsTests", dependencies: ["KilnCodecs"]),
+        .testTarget(name: "KilnCodecsTests", dependencies: ["KilnCodecs", "KilnTestBytes"]),
         .testTarget(name: "KilnProcessingTests", dependencies: ["KilnProcessing"]),
-        .testTarget(name: "KilnPipelineTests", dependencies: ["KilnPipeline", "KilnHTTP", "KilnTestSupport"]),
+        .testTarget(name: "KilnPipelineTests", dependencies: ["KilnPipeline", "KilnHTTP", "KilnTestSupport", "KilnTestBytes"]),
         .testTarget(name: "KilnHTTPTests", dependencies: ["KilnHTTP"]),
         .testTarget(name: "KilnOriginsTests", dependencies: ["KilnOrigins", "KilnPipeline", "KilnHTTP", "KilnTestSupport"]),
-        .testTarget(name: "KilnServerTests", dependencies: ["KilnServer", "KilnHTTP", "KilnOrigins", "KilnFastCGI", "KilnConfigFile"]),
+        .testTarget(name: "KilnServerTests", dependencies: [
+            "KilnServer", "KilnHTTP", "KilnOrigins", "KilnFastCGI", "KilnConfigFile", "KilnTestBytes",
+        ]),
     ]
 )

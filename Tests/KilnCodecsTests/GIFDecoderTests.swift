@@ -1,6 +1,7 @@
 import KilnModel
 @testable import KilnCodecs
 import Testing
+import KilnTestBytes
 
 @Suite struct GIFDecoderTests {
     static let red: (UInt8, UInt8, UInt8) = (255, 0, 0)

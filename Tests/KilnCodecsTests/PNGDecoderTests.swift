@@ -1,6 +1,7 @@
 import KilnModel
 import KilnCodecs
 import Testing
+import KilnTestBytes
 
 @Suite struct PNGDecoderTests {
     let decoder = PNGDecoder()

@@ -1,4 +1,5 @@
 import Testing
+import KilnTestBytes
 import KilnModel
 @testable import KilnCodecs
 
@@ -95,8 +96,8 @@ import KilnModel
             let source = Self.image(width: width, height: height, channels: channels)
             for type in 0...4 {
                 let filtered = PNGTestFiles.filtered(source, type: UInt8(type))
-                let data = PNGTestFiles.png(width: width, height: height, colorType: channels == 4 ? 6 : 2,
-                                            idatData: PNGTestFiles.zlibStored(filtered))
+                let data = TinyPNGWriter.png(width: width, height: height, colorType: channels == 4 ? 6 : 2,
+                                             idat: TinyPNGWriter.zlibStored(filtered))
                 let label = "filter type \(type), \(channels) channels"
                 #expect(Self.expectSameOutcome(data, label), "\(label): the fast path declined")
                 #expect(Self.fast(data) == source, "\(label)")
@@ -152,14 +153,14 @@ import KilnModel
         // A filter type byte of 5 in a valid zlib stream.
         var bad = PNGTestFiles.filtered(source, type: 4)
         bad[(source.width * 4 + 1) * 3] = 5
-        let badFilter = PNGTestFiles.png(width: 33, height: 17, colorType: 6, idatData: PNGTestFiles.zlibStored(bad))
+        let badFilter = TinyPNGWriter.png(width: 33, height: 17, colorType: 6, idat: TinyPNGWriter.zlibStored(bad))
         #expect(Self.fast(badFilter) == nil)
         #expect(Self.outcome(badFilter, fastPath: true) != .image(source))
         Self.expectSameOutcome(badFilter, "filter type 5")
         // Too little and too much image data in a valid zlib stream.
         let rows = PNGTestFiles.filtered(source, type: 1)
         for (label, payload) in [("short", Array(rows.dropLast(40))), ("long", rows + [0, 1, 2, 3, 4])] {
-            let file = PNGTestFiles.png(width: 33, height: 17, colorType: 6, idatData: PNGTestFiles.zlibStored(payload))
+            let file = TinyPNGWriter.png(width: 33, height: 17, colorType: 6, idat: TinyPNGWriter.zlibStored(payload))
             #expect(Self.fast(file) == nil, "\(label)")
             Self.expectSameOutcome(file, "\(label) image data")
         }

@@ -1,4 +1,5 @@
 import Testing
+import KilnTestBytes
 import KilnModel
 @testable import KilnCodecs
 

@@ -1,7 +1,8 @@
 import KilnModel
+import KilnTestBytes
 
-/// PNG files built byte by byte for the fast-path tests: rows filtered with a chosen filter type,
-/// stored zlib blocks, IDAT split into pieces, CRCs recomputed after a deliberate corruption.
+/// What the fast-path tests do to PNG files beyond `TinyPNGWriter` (KilnTestBytes): rows filtered
+/// with a chosen filter type, IDAT split into pieces, CRCs recomputed after a deliberate corruption.
 enum PNGTestFiles {
     /// `image`'s rows, each prefixed with `type` and filtered with it (PNG specification, 9.2).
     static func filtered(_ image: PixelBuffer, type: UInt8) -> [UInt8] {
@@ -31,18 +32,6 @@ enum PNGTestFiles {
         return out
     }
 
-    /// An 8-bit PNG of colour type `colorType` with one IDAT holding `idatData`.
-    static func png(width: Int, height: Int, colorType: UInt8, idatData: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-        out += chunk("IHDR", be32(UInt32(width)) + be32(UInt32(height)) + [8, colorType, 0, 0, 0])
-        out += chunk("IDAT", idatData)
-        out += chunk("IEND", [])
-        return out
-    }
-
-    /// A zlib stream of stored blocks holding `data`.
-    static func zlibStored(_ data: [UInt8]) -> [UInt8] { TinyPNGWriter.zlibStored(data) }
-
     /// `png` with its image data re-cut into IDAT chunks of `pieceSize` bytes.
     static func splitIDAT(_ png: [UInt8], pieceSize: Int) -> [UInt8] {
         var before: [UInt8] = [], after: [UInt8] = [], data: [UInt8] = []
@@ -54,7 +43,7 @@ enum PNGTestFiles {
         var offset = 0
         while offset < data.count {
             let end = min(offset + pieceSize, data.count)
-            out += chunk("IDAT", Array(data[offset..<end]))
+            out += TinyPNGWriter.chunk("IDAT", Array(data[offset..<end]))
             offset = end
         }
         return out + after
@@ -64,8 +53,8 @@ enum PNGTestFiles {
     static func fixingCRCs(_ png: [UInt8]) -> [UInt8] {
         var out = png
         walk(png) { _, range in
-            let crc = crc32(Array(png[range.lowerBound - 4 ..< range.upperBound]))
-            out.replaceSubrange(range.upperBound ..< range.upperBound + 4, with: be32(crc))
+            let crc = TinyPNGWriter.crc32(Array(png[range.lowerBound - 4 ..< range.upperBound]))
+            out.replaceSubrange(range.upperBound ..< range.upperBound + 4, with: TinyPNGWriter.be32(crc))
         }
         return out
     }
@@ -80,8 +69,4 @@ enum PNGTestFiles {
             pos += 12 + length
         }
     }
-
-    static func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] { TinyPNGWriter.chunk(type, data) }
-    static func be32(_ v: UInt32) -> [UInt8] { TinyPNGWriter.be32(v) }
-    static func crc32(_ data: [UInt8]) -> UInt32 { TinyPNGWriter.crc32(data) }
 }

@@ -1,4 +1,5 @@
 import Testing
+import KilnTestSupport
 import KilnCodecs
 import KilnModel
 @testable import KilnPipeline
@@ -6,12 +7,6 @@ import KilnModel
 /// `f:auto` only picks formats the server can write: without libavif an AVIF-accepting client
 /// gets WebP, not a failed encode.
 @Suite struct AutoFormatAvailabilityTests {
-    /// The standard encoders, with AVIF reported missing (as on a machine without libavif).
-    struct WithoutAVIF: ImageEncoderProviding {
-        func encoder(for format: ImageFormat) -> any ImageEncoding { Codecs.encoder(for: format) }
-        func canEncode(_ format: ImageFormat) -> Bool { format != .avif && format.isEncodable }
-    }
-
     static let chromium = "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"
 
     func render(encoders: (any ImageEncoderProviding)?, accept: String) throws -> String {
@@ -22,9 +17,16 @@ import KilnModel
         return try pipeline.image(for: request, accepted: accepting(accept)).image.format?.mimeType ?? ""
     }
 
+    /// Encoders with AVIF reported missing (as on a machine without libavif).
+    static func withoutAVIF() -> RecordingEncoder {
+        RecordingEncoder(encodable: Set(ImageFormat.allCases.filter { $0.isEncodable && $0 != .avif }))
+    }
+
     @Test func withoutLibavifAutoFallsBackToWebP() throws {
-        #expect(try render(encoders: WithoutAVIF(), accept: Self.chromium) == "image/webp")
-        #expect(try render(encoders: WithoutAVIF(), accept: "image/avif,*/*;q=0.5") == "image/png")
+        let encoders = Self.withoutAVIF()
+        #expect(try render(encoders: encoders, accept: Self.chromium) == "image/webp")
+        #expect(try render(encoders: encoders, accept: "image/avif,*/*;q=0.5") == "image/png")
+        #expect(encoders.calls.map(\.options.format) == [.webp, .png])
     }
 
     @Test func withLibavifAutoPicksAVIF() throws {

@@ -4,29 +4,12 @@ import KilnTestSupport
 import KilnModel
 @testable import KilnPipeline
 
-
-/// Hears a request enter the `wait` stage (it is about to wait for the render lock): what the
-/// coalescing tests wait for instead of sleeping and assuming the other thread got there.
-final class LockWaitSignal: RenderObserving, @unchecked Sendable {
-    let waiting = DispatchSemaphore(value: 0)
-    let onWait: @Sendable () -> Void
-
-    init(onWait: @escaping @Sendable () -> Void = {}) {
-        self.onWait = onWait
-    }
-
-    func enter(_ stage: RenderStage, detail: String) throws(PipelineFailure) {
-        guard stage == .wait, detail.isEmpty else { return }
-        onWait()
-        waiting.signal()
-    }
-
-    /// Whether a request entered `wait` within 10 s.
-    func waited() -> Bool { waiting.wait(timeout: .now() + 10) == .success }
-}
-
 @Suite struct CachingCoordinatorTests {
     typealias F = CachingFixtures
+
+    // The coalescing tests wait for a requester to enter the `wait` stage (it is about to wait for
+    // the render lock: `RecordingObserver.waitUntilEntered(.wait)`) instead of sleeping and
+    // assuming the other thread got there.
 
     /// One coordinator with its own memory and its own `DiskCache` (own file descriptors, so its
     /// `flock`s conflict with every other instance's, as another process's would).
@@ -116,12 +99,12 @@ final class LockWaitSignal: RenderObserving, @unchecked Sendable {
         defer { F.remove(root) }
         let key = F.key("slow")
         let started = DispatchSemaphore(value: 0)
-        let second = LockWaitSignal()
+        let second = RecordingObserver()
         let holderOutcome = Shared<CacheOutcome?>(nil)
         let join = F.thread {
             let r = try? Self.coordinator(root).fetch(key) {
                 started.signal()
-                _ = second.waited()                   // the second requester waits for this lock
+                _ = second.waitUntilEntered(.wait)    // the second requester waits for this lock
                 Thread.sleep(forTimeInterval: 0.2)
                 return F.image(30_000, seed: 9)
             }
@@ -142,13 +125,13 @@ final class LockWaitSignal: RenderObserving, @unchecked Sendable {
         defer { F.remove(root) }
         let key = F.key("corrupt")
         let started = DispatchSemaphore(value: 0)
-        let waiter = LockWaitSignal()
+        let waiter = RecordingObserver()
         let holderError = Shared<PipelineFailure?>(nil)
         let join = F.thread {
             do {
                 _ = try Self.coordinator(root).fetch(key) {
                     started.signal()
-                    _ = waiter.waited()               // the other requester waits for this lock
+                    _ = waiter.waitUntilEntered(.wait)    // the other requester waits for this lock
                     Thread.sleep(forTimeInterval: 0.05)
                     throw PipelineFailure(.corrupt, "broken 422")
                 }
@@ -176,14 +159,14 @@ final class LockWaitSignal: RenderObserving, @unchecked Sendable {
             return
         }
         let result = Shared<(CacheOutcome, Bool, Double)?>(nil)
-        let waiter = LockWaitSignal()
+        let waiter = RecordingObserver()
         let join = F.thread {
             var rendered = false
             let t0 = Date()
             let r = try? Self.coordinator(root).fetch(key, observer: waiter) { rendered = true; return F.image(100, seed: 4) }
             result.with { $0 = r.map { ($0.1, rendered, Date().timeIntervalSince(t0)) } }
         }
-        #expect(waiter.waited(), "the requester never came to the lock")
+        #expect(waiter.waitUntilEntered(.wait), "the requester never came to the lock")
         Thread.sleep(forTimeInterval: 0.15)       // it has waited at least this long
         lock.abandon()                            // fd closed, nothing written, lock file left behind
         join()
@@ -331,7 +314,9 @@ final class LockWaitSignal: RenderObserving, @unchecked Sendable {
         let other = try Self.shell("exec /usr/bin/flock -x '\(lockPath)' /bin/sh -c \"while [ ! -e '\(go)' ]; do sleep 0.01; done; mv '\(staged)' '\(final)'\"")
         defer { other.waitUntilExit() }
         try #require(Self.waitUntilLocked(lockPath))
-        let waiting = LockWaitSignal { _ = FileManager.default.createFile(atPath: go, contents: nil) }
+        let waiting = RecordingObserver { stage, detail in
+            if stage == .wait && detail.isEmpty { _ = FileManager.default.createFile(atPath: go, contents: nil) }
+        }
         var rendered = false
         let (got, outcome) = try Self.coordinator(root).fetch(key, observer: waiting) { rendered = true; return F.image(1) }
         #expect(outcome == .coalesced && got == image && !rendered)
@@ -350,14 +335,14 @@ final class LockWaitSignal: RenderObserving, @unchecked Sendable {
         let holder = try Self.shell("exec 9>'\(lockPath)'; /usr/bin/flock -x 9; exec sleep 30")
         try #require(Self.waitUntilLocked(lockPath))
         let result = Shared<(CacheOutcome, Bool, Double)?>(nil)
-        let waiter = LockWaitSignal()
+        let waiter = RecordingObserver()
         let join = F.thread {
             var rendered = false
             let t0 = Date()
             let r = try? Self.coordinator(root).fetch(key, observer: waiter) { rendered = true; return F.image(100) }
             result.with { $0 = r.map { ($0.1, rendered, Date().timeIntervalSince(t0)) } }
         }
-        #expect(waiter.waited(), "the requester never came to the lock")
+        #expect(waiter.waitUntilEntered(.wait), "the requester never came to the lock")
         Thread.sleep(forTimeInterval: 0.2)        // it has waited at least this long
         kill(holder.processIdentifier, SIGKILL)
         holder.waitUntilExit()

@@ -4,23 +4,6 @@ import KilnTestSupport
 import KilnModel
 @testable import KilnPipeline
 
-/// A source loader that counts what it reads, over another loader.
-final class CountingSource: SourceLoading, @unchecked Sendable {
-    let wrapped: any SourceLoading
-    private(set) var loads: [String] = []
-
-    init(_ wrapped: any SourceLoading) { self.wrapped = wrapped }
-
-    func identity(of path: String) throws(LoadError) -> SourceIdentity { try wrapped.identity(of: path) }
-
-    func load(_ path: String) throws(LoadError) -> SourceImage {
-        loads.append(path)
-        return try wrapped.load(path)
-    }
-}
-
-/// Sources held in memory, with identities the test changes by hand.
-
 /// `cache.store = original | both`: source bytes in the disk cache (`CachingSource`).
 @Suite struct CachingOriginalsTests {
     typealias F = CachingFixtures
@@ -39,13 +22,12 @@ final class CountingSource: SourceLoading, @unchecked Sendable {
         defer { F.remove(root) }
         let files = MemorySource()
         files.put("a/b.jpg", [1, 2, 3, 4, 5])
-        let counting = CountingSource(files)
         // Two "processes": separate disk cache instances over one folder.
-        let first = CachingSource(wrapping: counting, disk: DiskCache(path: root, logger: F.quietLogger))
-        let second = CachingSource(wrapping: counting, disk: DiskCache(path: root, logger: F.quietLogger))
+        let first = CachingSource(wrapping: files, disk: DiskCache(path: root, logger: F.quietLogger))
+        let second = CachingSource(wrapping: files, disk: DiskCache(path: root, logger: F.quietLogger))
         let a = try first.load("a/b.jpg")
         let b = try second.load("a/b.jpg")
-        #expect(counting.loads == ["a/b.jpg"])
+        #expect(files.reads == ["a/b.jpg"])
         #expect(a.data == b.data && a.identity == b.identity && b.path == "a/b.jpg")
         #expect(DiskCache(path: root, logger: F.quietLogger).stats().entries == 1)
     }
@@ -55,13 +37,12 @@ final class CountingSource: SourceLoading, @unchecked Sendable {
         defer { F.remove(root) }
         let files = MemorySource()
         files.put("x.png", [9, 9, 9])
-        let counting = CountingSource(files)
-        let source = CachingSource(wrapping: counting, disk: DiskCache(path: root, logger: F.quietLogger))
+        let source = CachingSource(wrapping: files, disk: DiskCache(path: root, logger: F.quietLogger))
         _ = try source.load("x.png")
         files.put("x.png", [8, 8, 8], mtime: 1_800_000_000_000_000_000)   // same size, new mtime
         #expect(try source.load("x.png").data == [8, 8, 8])
         #expect(try source.load("x.png").data == [8, 8, 8])
-        #expect(counting.loads.count == 2)
+        #expect(files.reads.count == 2)
         #expect(throws: LoadError.notFound("no source at gone.jpg")) { try source.load("gone.jpg") }
     }
 
@@ -95,7 +76,8 @@ final class CountingSource: SourceLoading, @unchecked Sendable {
         try Self.requireCorpus()
         let root = F.folder("orig-pipe")
         defer { F.remove(root) }
-        let counting = CountingSource(try FileSource(root: Self.corpus, maxFileBytes: 1 << 20))
+        let counting = MemorySource()
+        counting.put("pillow_hopper.jpg", Array(try Data(contentsOf: URL(fileURLWithPath: Self.corpus + "/pillow_hopper.jpg"))))
         func worker() throws -> ImagePipeline {
             let disk = DiskCache(path: root, logger: F.quietLogger)
             let coordinator = RenderCoordinator(memory: MemoryCache(), disk: disk, storesFinal: store != .original,
@@ -111,7 +93,7 @@ final class CountingSource: SourceLoading, @unchecked Sendable {
             #expect(result.outcome == .miss && result.contentType == "image/jpeg")
         }
         #expect(bodies.count == 2 && bodies[0] != bodies[1])
-        #expect(counting.loads.count == (store == .final ? 2 : 1))
+        #expect(counting.reads.count == (store == .final ? 2 : 1))
         let entries = DiskCache(path: root, logger: F.quietLogger).stats().entries
         #expect(entries == [CacheConfiguration.Store.final: 2, .original: 1, .both: 3][store])
     }
@@ -136,11 +118,10 @@ extension CachingOriginalsTests {
         // A file where the entry's fan-out folder should be: every store of this key fails.
         try Data([0]).write(to: URL(fileURLWithPath: "\(root)/\(key.hex.prefix(2))"))
         let recorder = LogRecorder()
-        let counting = CountingSource(files)
-        let source = CachingSource(wrapping: counting, disk: DiskCache(path: root, logger: F.logger(recorder)))
+        let source = CachingSource(wrapping: files, disk: DiskCache(path: root, logger: F.logger(recorder)))
         #expect(try source.load("b.jpg").data == [4, 5, 6])
         #expect(try source.load("b.jpg").data == [4, 5, 6])
-        #expect(counting.loads.count == 2)                         // not cached, read each time
+        #expect(files.reads.count == 2)                         // not cached, read each time
         #expect(F.files(under: root + "/tmp").isEmpty)
         #expect(recorder.messages(.warning).count == 1)
     }

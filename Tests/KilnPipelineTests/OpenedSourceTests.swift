@@ -4,18 +4,6 @@ import KilnTestSupport
 import KilnModel
 @testable import KilnPipeline
 
-/// A loader that counts `open`, `identity(of:)` and `load` calls over `FileSource`.
-final class CountingFiles: SourceLoading, @unchecked Sendable {
-    let files: FileSource
-    var opens = 0, stats = 0, loads = 0
-
-    init(_ files: FileSource) { self.files = files }
-
-    func identity(of path: String) throws(LoadError) -> SourceIdentity { stats += 1; return try files.identity(of: path) }
-    func open(_ path: String) throws(LoadError) -> any OpenedSource { opens += 1; return try files.open(path) }
-    func load(_ path: String) throws(LoadError) -> SourceImage { loads += 1; return try files.load(path) }
-}
-
 /// Sources are opened once per request: the key takes the identity of the handle, and a miss
 /// reads that same handle.
 @Suite struct OpenedSourceTests {
@@ -26,6 +14,14 @@ final class CountingFiles: SourceLoading, @unchecked Sendable {
     static func requireCorpus() throws {
         try #require(FileManager.default.fileExists(atPath: corpus + "/pillow_hopper.jpg"),
                      "the shared corpus is missing: expected \(corpus)/pillow_hopper.jpg (shared/ must sit beside the repository)")
+    }
+
+    /// The corpus photo in a `MemorySource`, which counts opens, `stat`s and loads.
+    static func photo() throws -> MemorySource {
+        try requireCorpus()
+        let files = MemorySource()
+        files.put("pillow_hopper.jpg", Array(try Data(contentsOf: URL(fileURLWithPath: corpus + "/pillow_hopper.jpg"))))
+        return files
     }
 
     @Test func theHandleReadsTheVersionItsIdentityNames() throws {
@@ -48,31 +44,30 @@ final class CountingFiles: SourceLoading, @unchecked Sendable {
     }
 
     @Test func aMissOpensOnceAndAHitOpensOnce() throws {
-        try Self.requireCorpus()
+        let counting = try Self.photo()
         let folder = CachingFixtures.folder("open-once")
         defer { CachingFixtures.remove(folder) }
-        let counting = CountingFiles(try FileSource(root: Self.corpus, maxFileBytes: 1 << 24))
         let cache = RenderCoordinator(memory: MemoryCache(), disk: DiskCache(path: folder, logger: CachingFixtures.quietLogger),
                                       logger: CachingFixtures.quietLogger)
         let pipeline = ImagePipeline(stages: try .standard(source: counting), cache: cache)
         let request = try SpecParser().parse("/w:40/pillow_hopper.jpg", isDecoded: true)
         #expect(try pipeline.image(for: request, accepted: accepting(nil)).outcome == .miss)
-        #expect(counting.opens == 1 && counting.stats == 0 && counting.loads == 0)
+        #expect(counting.opens == 1 && counting.identityLookups == 0 && counting.loads == 0 && counting.reads.count == 1)
         #expect(try pipeline.image(for: request, accepted: accepting(nil)).outcome == .hitMemory)
-        #expect(counting.opens == 2 && counting.stats == 0 && counting.loads == 0)
+        #expect(counting.opens == 2 && counting.identityLookups == 0 && counting.loads == 0 && counting.reads.count == 1)
     }
 
     @Test func keptOriginalsNeedNoFurtherStat() throws {
-        try Self.requireCorpus()
+        let counting = try Self.photo()
         let folder = CachingFixtures.folder("open-originals")
         defer { CachingFixtures.remove(folder) }
-        let counting = CountingFiles(try FileSource(root: Self.corpus, maxFileBytes: 1 << 24))
         let disk = DiskCache(path: folder, logger: CachingFixtures.quietLogger)
         let cache = RenderCoordinator(memory: MemoryCache(), disk: disk, logger: CachingFixtures.quietLogger)
         let pipeline = ImagePipeline(stages: try .standard(source: counting), cache: cache).keepingOriginals(in: disk, store: .both)
         for spec in ["/w:40/pillow_hopper.jpg", "/w:50/pillow_hopper.jpg"] {
             #expect(try pipeline.image(for: try SpecParser().parse(spec, isDecoded: true), accepted: accepting(nil)).outcome == .miss)
         }
-        #expect(counting.opens == 2 && counting.stats == 0 && counting.loads == 0)
+        // The second variant read the kept original, not the source.
+        #expect(counting.opens == 2 && counting.identityLookups == 0 && counting.loads == 0 && counting.reads.count == 1)
     }
 }

@@ -5,48 +5,6 @@ import KilnCodecs
 import KilnModel
 @testable import KilnPipeline
 
-/// A `DataCaching` in memory that records what was asked of it.
-final class RecordingDisk: DataCaching, @unchecked Sendable {
-    var entries: [String: CacheEntry] = [:]
-    var log: [String] = []
-
-    func entry(for key: CacheKey) -> CacheEntry? {
-        log.append("disk.entry")
-        return entries[key.hex]
-    }
-
-    func store(_ entry: CacheEntry, for key: CacheKey) -> Bool {
-        log.append(entry.isFailure ? "disk.store.failure" : "disk.store")
-        entries[key.hex] = entry
-        return true
-    }
-
-    func removeEntry(for key: CacheKey) { entries[key.hex] = nil }
-    func maybeSweep() -> SweepStats? { nil }
-    func finishSweep(timeout: Double) -> SweepStats? { nil }
-}
-
-extension CacheEntry {
-    var isFailure: Bool { if case .failure = self { true } else { false } }
-}
-
-/// A stand-in render lock: records lock and release; `whileWaiting` runs as if another process
-/// held the lock and did its work before this one got it (`waited: true`).
-final class StandInLock: RenderLocking, @unchecked Sendable {
-    let disk: RecordingDisk
-    var whileWaiting: ((CacheKey) -> Void)?
-
-    init(disk: RecordingDisk) { self.disk = disk }
-
-    func lock(_ key: CacheKey, timeout: Double) -> LockResult {
-        disk.log.append("lock")
-        let waited = whileWaiting != nil
-        whileWaiting?(key)
-        whileWaiting = nil
-        return .acquired(RenderLock { [disk] in disk.log.append("release") }, waited: waited)
-    }
-}
-
 /// The cache path of `ImagePipeline.image(for:accept:)` with stand-in caches and lock.
 @Suite struct PipelineCachePathTests {
     typealias F = CachingFixtures
@@ -123,19 +81,68 @@ final class StandInLock: RenderLocking, @unchecked Sendable {
         }
     }
 
-    @Test func internalFailuresAreNotRemembered() throws {
-        struct FailingEncoders: ImageEncoderProviding {
-            struct Failing: ImageEncoding {
-                func encode(_ image: PixelBuffer, options: EncodeOptions) throws(EncodeError) -> [UInt8] {
-                    throw .failed("libfoo: out of cheese at 0x1234")
-                }
-            }
-            func encoder(for format: ImageFormat) -> any ImageEncoding { Failing() }
+    /// The holder left nothing (it died or failed): the waiter says it takes over and renders.
+    @Test func aWaiterTakesOverWhenTheHolderLeftNothing() throws {
+        let files = try Self.source()
+        let disk = RecordingDisk()
+        let lock = StandInLock(disk: disk)
+        lock.whileWaiting = { _ in }
+        let pipeline = try Self.pipeline(files, disk: disk, lock: lock)
+        let observer = RecordingObserver()
+        pipeline.observer = observer
+        let result = try pipeline.image(for: try SpecParser().parse("/w:3/f:png/a.png", isDecoded: true), accepted: accepting(nil))
+        #expect(result.outcome == .miss)
+        #expect(disk.log == ["disk.entry", "lock", "disk.entry", "disk.store", "release"])
+        #expect(observer.locksTaken == [true])
+        #expect(Array(observer.entries.prefix(3)) == [.init(.cache), .init(.wait), .init(.wait, "took over")])
+        #expect(files.reads == ["a.png"])
+    }
+
+    /// Another process held the lock for the whole timeout: this one reads what it stored meanwhile,
+    /// or else renders too (and warns); no lock was held, so none is released.
+    @Test func aTimedOutWaiterReadsTheHoldersEntryOrRendersToo() throws {
+        let files = try Self.source()
+        let request = try SpecParser().parse("/w:3/f:png/a.png", isDecoded: true)
+        let rendered = try Self.pipeline(files, disk: RecordingDisk(), lock: StandInLock(disk: RecordingDisk()))
+            .image(for: request, accepted: accepting(nil))
+        for holderStored in [true, false] {
+            let disk = RecordingDisk()
+            let lock = StandInLock(disk: disk, answer: .timeOut)
+            if holderStored { lock.whileWaiting = { key in disk.entries[key.hex] = .image(rendered.image) } }
+            let recorder = LogRecorder()
+            let pipeline = ImagePipeline(stages: try .standard(source: files),
+                                         cache: RenderCoordinator(memory: MemoryCache(), disk: disk, locks: lock, lockTimeout: 3,
+                                                                  logger: F.logger(recorder)))
+            let observer = RecordingObserver()
+            pipeline.observer = observer
+            let result = try pipeline.image(for: request, accepted: accepting(nil))
+            #expect(result.outcome == (holderStored ? CacheOutcome.coalesced : .miss) && result.data == rendered.data)
+            #expect(disk.log == ["disk.entry", "lock", "disk.entry"] + (holderStored ? [] : ["disk.store"]))
+            #expect(lock.timeouts == [3] && observer.locksTaken == [true])
+            #expect(observer.stages.contains(.load) == !holderStored)
+            #expect(recorder.messages(.warning).count == (holderStored ? 0 : 1))
         }
+    }
+
+    /// Locks cannot be taken (the folder is read-only): render and store without one.
+    @Test func withoutLocksTheRenderGoesOnUnlocked() throws {
+        let files = try Self.source()
+        let disk = RecordingDisk()
+        let pipeline = try Self.pipeline(files, disk: disk, lock: StandInLock(disk: disk, answer: .unavailable))
+        let observer = RecordingObserver()
+        pipeline.observer = observer
+        let result = try pipeline.image(for: try SpecParser().parse("/w:3/f:png/a.png", isDecoded: true), accepted: accepting(nil))
+        #expect(result.outcome == .miss)
+        #expect(disk.log == ["disk.entry", "lock", "disk.store"])
+        #expect(observer.locksTaken == [false])
+    }
+
+    @Test func internalFailuresAreNotRemembered() throws {
         let files = try Self.source()
         let disk = RecordingDisk()
         var stages = try PipelineStages.standard(source: files)
-        stages.encoders = FailingEncoders()
+        let encoder = RecordingEncoder(error: .failed("libfoo: out of cheese at 0x1234"))
+        stages.encoders = encoder
         let pipeline = ImagePipeline(stages: stages, cache: RenderCoordinator(memory: MemoryCache(), disk: disk,
                                                                               locks: StandInLock(disk: disk), logger: F.quietLogger))
         let request = try SpecParser().parse("/a.png", isDecoded: true)
@@ -145,6 +152,7 @@ final class StandInLock: RenderLocking, @unchecked Sendable {
         #expect(failure?.message == PipelineFailure.encodeFailed)          // public: a fixed sentence
         #expect(failure?.detail?.contains("out of cheese") == true)        // the log gets the detail
         #expect(disk.entries.isEmpty)
+        #expect(encoder.calls.map(\.options.format) == [.png] && encoder.calls.first?.image.size == PixelSize(width: 6, height: 4))
     }
 
     @Test func withoutCachesEveryRequestRenders() throws {

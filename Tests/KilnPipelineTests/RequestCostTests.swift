@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import KilnTestSupport
+import KilnTestBytes
 import KilnCodecs
 import KilnModel
 @testable import KilnPipeline
@@ -17,11 +18,7 @@ import KilnModel
 
     /// The first bytes of a PNG as far as the plan reads them: signature, IHDR, an empty IDAT, IEND.
     static func pngHead(width: Int, height: Int, colourType: UInt8, interlaced: Bool = false) -> [UInt8] {
-        func be32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 255), UInt8(v >> 16 & 255), UInt8(v >> 8 & 255), UInt8(v & 255)] }
-        func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] { be32(data.count) + Array(type.utf8) + data + [0, 0, 0, 0] }
-        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-            + chunk("IHDR", be32(width) + be32(height) + [8, colourType, 0, 0, interlaced ? 1 : 0])
-            + chunk("IDAT", []) + chunk("IEND", [])
+        TinyPNGWriter.png(width: width, height: height, colorType: colourType, interlaced: interlaced, idat: [])
     }
 
     static func cost(_ spec: String, header: ImageHeader = photo, data: [UInt8] = photoBytes,

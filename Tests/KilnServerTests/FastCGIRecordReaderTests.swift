@@ -1,4 +1,5 @@
 import Testing
+import KilnTestBytes
 import KilnPipeline
 import KilnOrigins
 @testable import KilnHTTP
@@ -10,31 +11,7 @@ import KilnOrigins
 @Suite struct FastCGIRecordReaderTests {
     typealias Parser = FastCGIRequestParser
 
-    static func record(_ type: UInt8, id: Int = 1, _ content: [UInt8], padding: Int? = nil, version: UInt8 = 1) -> [UInt8] {
-        let pad = padding ?? (8 - content.count % 8) % 8
-        return [version, type, UInt8(id >> 8), UInt8(id & 0xff), UInt8(content.count >> 8), UInt8(content.count & 0xff), UInt8(pad), 0]
-            + content + [UInt8](repeating: 0xAB, count: pad)
-    }
-
-    static func begin(id: Int = 1, role: Int = 1, keep: Bool = false) -> [UInt8] {
-        record(1, id: id, [UInt8(role >> 8), UInt8(role & 0xff), keep ? 1 : 0, 0, 0, 0, 0, 0])
-    }
-
-    static func request(id: Int = 1, role: Int = 1, keep: Bool = false, params: [(String, String)],
-                        stdin: [UInt8] = [], padding: Int? = nil) -> [UInt8] {
-        var out = begin(id: id, role: role, keep: keep)
-        let encoded = FastCGINameValuePairs.encode(params)
-        var i = 0
-        while i < encoded.count {
-            let n = min(65_535, encoded.count - i)
-            out += record(4, id: id, Array(encoded[i..<i + n]), padding: padding)
-            i += n
-        }
-        out += record(4, id: id, [])
-        if !stdin.isEmpty { out += record(5, id: id, stdin, padding: padding) }
-        out += record(5, id: id, [])
-        return out
-    }
+    typealias B = FastCGIBytes
 
     static let nginxLike: [(String, String)] = [
         ("REQUEST_METHOD", "GET"), ("REQUEST_URI", "/w:100/a.jpg?x=1"), ("DOCUMENT_URI", "/w:100/a.jpg"),
@@ -43,7 +20,7 @@ import KilnOrigins
 
     @Test func wholeRequestInOneFeed() throws {
         var p = Parser()
-        let out = try p.feed(Self.request(params: Self.nginxLike, stdin: [1, 2, 3]))
+        let out = try p.feed(B.request(params: Self.nginxLike, stdin: [1, 2, 3]))
         let r = try #require(out.request)
         #expect(r.id == 1 && !r.keepConnection && r.stdinBytes == 3)
         #expect(r.params == Dictionary(uniqueKeysWithValues: Self.nginxLike))
@@ -51,7 +28,7 @@ import KilnOrigins
     }
 
     @Test func everySplitPointGivesTheSameRequest() throws {
-        let bytes = Self.request(id: 7, params: Self.nginxLike, stdin: [9], padding: 5)
+        let bytes = B.request(id: 7, params: Self.nginxLike, stdin: [9], padding: 5)
         var whole = Parser()
         let expected = try #require(try whole.feed(bytes).request)
         for cut in 0...bytes.count {
@@ -75,7 +52,7 @@ import KilnOrigins
 
     @Test func theEmptyStdinRecordEndsTheRequest() throws {
         var p = Parser()
-        let full = Self.request(params: Self.nginxLike)
+        let full = B.request(params: Self.nginxLike)
         let withoutStdinEnd = Array(full.dropLast(8))
         #expect(try p.feed(withoutStdinEnd).request == nil)
         #expect(p.hasPartialRequest)
@@ -86,7 +63,7 @@ import KilnOrigins
         let big = String(repeating: "x", count: 70_000) // 4-byte length, spans two PARAMS records
         let name = String(repeating: "N", count: 200)    // 4-byte name length
         var p = Parser()
-        let r = try #require(try p.feed(Self.request(params: [(name, "v"), ("Q", big), ("A", "b")], padding: 255)).request)
+        let r = try #require(try p.feed(B.request(params: [(name, "v"), ("Q", big), ("A", "b")], padding: 255)).request)
         #expect(r.params[name] == "v" && r.params["Q"] == big && r.params["A"] == "b")
     }
 
@@ -96,7 +73,7 @@ import KilnOrigins
         body += Array("/a.jpg\0.png".utf8) + [0]                  // value: 12 bytes with NULs
         body += [1, 2] + [0x41] + [0xff, 0xfe]                     // "A" = invalid UTF-8
         var p = Parser()
-        let r = try #require(try p.feed(Self.begin() + Self.record(4, body) + Self.record(4, []) + Self.record(5, [])).request)
+        let r = try #require(try p.feed(B.begin() + B.record(4, body) + B.record(4, []) + B.record(5, [])).request)
         #expect(r.params["DOCUMENT_UR"] == "/a.jpg\0.png\0")
         #expect(r.params["A"] == "\u{FFFD}\u{FFFD}")
     }
@@ -112,26 +89,26 @@ import KilnOrigins
         for body in cases {
             var p = Parser()
             #expect(throws: FastCGIProtocolError.self, "\(body)") {
-                _ = try p.feed(Self.begin() + Self.record(4, body) + Self.record(4, []) + Self.record(5, []))
+                _ = try p.feed(B.begin() + B.record(4, body) + B.record(4, []) + B.record(5, []))
             }
         }
     }
 
     @Test func limitsOnParamsBytesPairsAndRecords() {
         var p = Parser(limits: .init(maxParamsBytes: 1000, maxParams: 10, maxRecords: 50))
-        let big = FastCGINameValuePairs.encode([("A", String(repeating: "b", count: 1200))])
+        let big = B.nameValues([("A", String(repeating: "b", count: 1200))])
         #expect(throws: FastCGIProtocolError.tooLarge("more than 1000 bytes of params")) {
-            _ = try p.feed(Self.begin() + Self.record(4, big))
+            _ = try p.feed(B.begin() + B.record(4, big))
         }
         var q = Parser(limits: .init(maxParamsBytes: 1000, maxParams: 10, maxRecords: 50))
-        let many = FastCGINameValuePairs.encode((0..<11).map { ("K\($0)", "") })
+        let many = B.nameValues((0..<11).map { ("K\($0)", "") })
         #expect(throws: FastCGIProtocolError.tooLarge("more than 10 params")) {
-            _ = try q.feed(Self.begin() + Self.record(4, many) + Self.record(4, []))
+            _ = try q.feed(B.begin() + B.record(4, many) + B.record(4, []))
         }
         var r = Parser(limits: .init(maxParamsBytes: 1000, maxParams: 10, maxRecords: 50))
-        let stdinDrip = (0..<60).flatMap { _ in Self.record(5, [1]) }
+        let stdinDrip = (0..<60).flatMap { _ in B.record(5, [1]) }
         #expect(throws: FastCGIProtocolError.tooLarge("more than 50 records")) {
-            _ = try r.feed(Self.begin() + Self.record(4, []) + stdinDrip)
+            _ = try r.feed(B.begin() + B.record(4, []) + stdinDrip)
         }
     }
 
@@ -139,16 +116,16 @@ import KilnOrigins
         var p = Parser()
         #expect(throws: FastCGIProtocolError.unsupportedVersion(0x47)) { _ = try p.feed(Array("GET / HTTP/1.1\r\n\r\n".utf8)) }
         var q = Parser()
-        #expect(throws: FastCGIProtocolError.unsupportedVersion(2)) { _ = try q.feed(Self.record(1, [0, 1, 0, 0, 0, 0, 0, 0], version: 2)) }
+        #expect(throws: FastCGIProtocolError.unsupportedVersion(2)) { _ = try q.feed(B.record(1, [0, 1, 0, 0, 0, 0, 0, 0], version: 2)) }
         // STDIN before the params ended, records a web server never sends, a short BEGIN body.
         let bad: [[UInt8]] = [
-            Self.begin() + Self.record(5, []),
-            Self.begin() + Self.record(6, [1]),
-            Self.begin() + Self.record(3, [0, 0, 0, 0, 0, 0, 0, 0]),
-            Self.begin() + Self.record(4, []) + Self.record(8, [1]),
-            Self.begin() + Self.begin(),
-            Self.record(1, [0, 1]),
-            Self.record(42, id: 3, []),
+            B.begin() + B.record(5, []),
+            B.begin() + B.record(6, [1]),
+            B.begin() + B.record(3, [0, 0, 0, 0, 0, 0, 0, 0]),
+            B.begin() + B.record(4, []) + B.record(8, [1]),
+            B.begin() + B.begin(),
+            B.record(1, [0, 1]),
+            B.record(42, id: 3, []),
         ]
         for bytes in bad {
             var r = Parser()
@@ -159,7 +136,7 @@ import KilnOrigins
     @Test func authorizerAndFilterGetUnknownRole() throws {
         for role in [FastCGI.Role.authorizer, FastCGI.Role.filter, 0, 99] {
             var p = Parser()
-            let out = try p.feed(Self.request(id: 3, role: role, params: Self.nginxLike))
+            let out = try p.feed(B.request(id: 3, role: role, params: Self.nginxLike))
             #expect(out.request == nil)
             #expect(out.close)
             #expect(out.replies == FastCGIRecords.endRequest(requestID: 3, protocolStatus: FastCGI.ProtocolStatus.unknownRole))
@@ -167,7 +144,7 @@ import KilnOrigins
         }
         // With FCGI_KEEP_CONN the refused request's records are ignored and the next one is served.
         var p = Parser()
-        let out = try p.feed(Self.request(id: 3, role: 2, keep: true, params: Self.nginxLike) + Self.request(id: 4, params: [("A", "1")]))
+        let out = try p.feed(B.request(id: 3, role: 2, keep: true, params: Self.nginxLike) + B.request(id: 4, params: [("A", "1")]))
         #expect(!out.close)
         #expect(out.replies.count == 16 && out.replies[4 + 8] == FastCGI.ProtocolStatus.unknownRole)
         #expect(out.request?.id == 4 && out.request?.params == ["A": "1"])
@@ -175,16 +152,16 @@ import KilnOrigins
 
     @Test func aSecondRequestIDGetsCantMultiplex() throws {
         var p = Parser()
-        let out = try p.feed(Self.begin(id: 1) + Self.begin(id: 2) + Self.record(4, id: 2, [1, 1, 0x41, 0x42])
-                             + Self.record(4, id: 1, []) + Self.record(5, id: 1, []))
+        let out = try p.feed(B.begin(id: 1) + B.begin(id: 2) + B.record(4, id: 2, [1, 1, 0x41, 0x42])
+                             + B.record(4, id: 1, []) + B.record(5, id: 1, []))
         #expect(out.replies == FastCGIRecords.endRequest(requestID: 2, protocolStatus: FastCGI.ProtocolStatus.cantMultiplexConnection))
         #expect(out.request?.id == 1 && out.request?.params == [:])
     }
 
     @Test func getValuesAndUnknownManagementTypes() throws {
         var p = Parser()
-        let query = FastCGINameValuePairs.encode([("FCGI_MAX_CONNS", ""), ("FCGI_MAX_REQS", ""), ("FCGI_MPXS_CONNS", ""), ("OTHER", "")])
-        let out = try p.feed(Self.record(9, id: 0, query) + Self.record(77, id: 0, [1, 2]))
+        let query = B.nameValues([("FCGI_MAX_CONNS", ""), ("FCGI_MAX_REQS", ""), ("FCGI_MPXS_CONNS", ""), ("OTHER", "")])
+        let out = try p.feed(B.record(9, id: 0, query) + B.record(77, id: 0, [1, 2]))
         #expect(out.request == nil && !out.close)
         let header = Array(out.replies[0..<8])
         #expect(header[0] == 1 && header[1] == FastCGI.RecordType.getValuesResult && header[2] == 0 && header[3] == 0)
@@ -195,20 +172,20 @@ import KilnOrigins
         #expect(unknown == FastCGIRecords.record(type: FastCGI.RecordType.unknownType, requestID: 0, content: [77, 0, 0, 0, 0, 0, 0, 0]))
         // Management records also work in the middle of a request.
         var q = Parser()
-        let mid = try q.feed(Self.begin() + Self.record(9, id: 0, query) + Self.record(4, []) + Self.record(5, []))
+        let mid = try q.feed(B.begin() + B.record(9, id: 0, query) + B.record(4, []) + B.record(5, []))
         #expect(mid.request != nil && !mid.replies.isEmpty)
     }
 
     @Test func abortDropsTheRequestAndInactiveIDsAreIgnored() throws {
         var p = Parser()
-        let out = try p.feed(Self.record(4, id: 9, [1, 1, 0x41, 0x42]) + Self.begin(id: 1) + Self.record(2, id: 1, []))
+        let out = try p.feed(B.record(4, id: 9, [1, 1, 0x41, 0x42]) + B.begin(id: 1) + B.record(2, id: 1, []))
         #expect(out.request == nil && out.close)
         #expect(out.replies == FastCGIRecords.endRequest(requestID: 1, protocolStatus: FastCGI.ProtocolStatus.requestComplete))
     }
 
     @Test func keptConnectionDeliversOneRequestAtATime() throws {
         var p = Parser()
-        let first = try p.feed(Self.request(id: 1, keep: true, params: [("A", "1")]) + Self.request(id: 2, keep: true, params: [("A", "2")]))
+        let first = try p.feed(B.request(id: 1, keep: true, params: [("A", "1")]) + B.request(id: 2, keep: true, params: [("A", "2")]))
         #expect(first.request?.params == ["A": "1"] && first.request?.keepConnection == true)
         #expect(p.bufferedBytes > 0)
         let second = try p.feed([])
@@ -226,7 +203,7 @@ import KilnOrigins
             ("SCRIPT_NAME", "/w:10/a b%2Fc.jpg"), ("SCRIPT_FILENAME", "proxy:fcgi://localhost/w:10/a%20b%2Fc.jpg"),
             ("HTTP_IF_NONE_MATCH", "\"abc\""), ("REMOTE_ADDR", "127.0.0.1"),
         ]
-        let bytes = Self.request(params: params)
+        let bytes = B.request(params: params)
         var p = Parser()
         let first = try p.feed(Array(bytes.dropLast(8)))
         #expect(first.request == nil && first.replies.isEmpty && !first.close && p.hasPartialRequest)
@@ -245,10 +222,10 @@ import KilnOrigins
     @Test func manyRecordsOtherIDAndALateAbort() throws {
         let params: [(String, String)] = (0..<40).map { ("P\($0)", String(repeating: "v", count: $0 * 7)) }
             + [("REQUEST_METHOD", "GET"), ("REQUEST_URI", "/w:20/a.jpg")]
-        var records = [Self.begin(id: 258)]
-        for pair in params { records.append(Self.record(4, id: 258, FastCGINameValuePairs.encode([pair]), padding: 3)) }
-        records += [Self.record(4, id: 258, []), Self.record(5, id: 258, [1, 2, 3]), Self.record(5, id: 258, [4]),
-                    Self.record(5, id: 258, [])]
+        var records = [B.begin(id: 258)]
+        for pair in params { records.append(B.record(4, id: 258, B.nameValues([pair]), padding: 3)) }
+        records += [B.record(4, id: 258, []), B.record(5, id: 258, [1, 2, 3]), B.record(5, id: 258, [4]),
+                    B.record(5, id: 258, [])]
         var p = Parser()
         var got: [FastCGIRequest] = []
         for (i, record) in records.enumerated() {
@@ -258,7 +235,7 @@ import KilnOrigins
         }
         let r = try #require(got.first)
         #expect(got.count == 1 && r.id == 258 && r.stdinBytes == 4 && r.params == Dictionary(uniqueKeysWithValues: params))
-        let late = try p.feed(Self.record(2, id: 258, []))
+        let late = try p.feed(B.record(2, id: 258, []))
         #expect(late.request == nil && late.replies.isEmpty && !late.close)
     }
 
@@ -291,7 +268,7 @@ import KilnOrigins
     /// again; each answer comes at once. An untouched request parses as it was written.
     @Test func randomBytesNeverCrash() throws {
         var rng = SplitMix64(state: 0x4663_6769_5265_6164)
-        let valid = Self.request(params: Self.nginxLike, stdin: [1, 2])
+        let valid = B.request(params: Self.nginxLike, stdin: [1, 2])
         var expected = Parser()
         let original = try #require(try expected.feed(valid).request)
         var inputs: [[UInt8]] = []

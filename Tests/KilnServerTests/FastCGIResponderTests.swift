@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Logging
 import Testing
+import KilnTestBytes
 import KilnPipeline
 import KilnOrigins
 @testable import KilnHTTP
@@ -61,8 +62,7 @@ final class OutcomeBox: @unchecked Sendable {
 
         // A client that sends the request and hangs up at once must not hurt the responder.
         let early = try client.connectSocket()
-        try client.writeAll(early, FastCGITestClient.record(type: 1, content: [0, 1, 0, 0, 0, 0, 0, 0])
-            + FastCGITestClient.record(type: 4, content: []) + FastCGITestClient.record(type: 5, content: []))
+        try client.writeAll(early, FastCGIBytes.request(params: [:]))
         close(early)
 
         #expect(done.wait(timeout: .now() + 10) == .success)
@@ -92,7 +92,7 @@ final class OutcomeBox: @unchecked Sendable {
         let half = try client.connectSocket()
         defer { close(half) }
         let started = Date()
-        try client.writeAll(half, FastCGITestClient.record(type: 1, content: [0, 1, 0, 0, 0, 0, 0, 0]))
+        try client.writeAll(half, FastCGIBytes.begin())
         var byte: UInt8 = 0
         #expect(read(half, &byte, 1) == 0) // closed by the responder, not by our 10 s timeout
         let waited = Date().timeIntervalSince(started)
@@ -103,12 +103,7 @@ final class OutcomeBox: @unchecked Sendable {
         let kept = try client.connectSocket()
         defer { close(kept) }
         for id: UInt8 in [1, 2] {
-            let params = FastCGITestClient.length(14) + FastCGITestClient.length(3) + Array("REQUEST_METHOD".utf8) + Array("GET".utf8)
-            var out = [1, 1, 0, id, 0, 8, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0] as [UInt8]
-            out += FastCGITestClient.record(type: 4, content: params).replacing(id: id)
-            out += FastCGITestClient.record(type: 4, content: []).replacing(id: id)
-            out += FastCGITestClient.record(type: 5, content: []).replacing(id: id)
-            try client.writeAll(kept, out)
+            try client.writeAll(kept, FastCGIBytes.request(id: Int(id), keep: true, params: [("REQUEST_METHOD", "GET")]))
             var got: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 4096)
             while !got.containsEndRequest(id: id) {
@@ -155,10 +150,8 @@ final class OutcomeBox: @unchecked Sendable {
 
         let c = try client.connectSocket()
         defer { close(c) }
-        let params = FastCGITestClient.length(14) + FastCGITestClient.length(3) + Array("REQUEST_METHOD".utf8) + Array("GET".utf8)
-        try client.writeAll(c, [1, 1, 0, 1, 0, 8, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0]
-            + FastCGITestClient.record(type: 4, content: params) + FastCGITestClient.record(type: 4, content: [])
-            + FastCGITestClient.record(type: 5, content: Array(repeating: 7, count: 5000)) + FastCGITestClient.record(type: 5, content: []))
+        try client.writeAll(c, FastCGIBytes.request(role: FastCGIBytes.Role.authorizer, params: [("REQUEST_METHOD", "GET")],
+                                                    stdin: Array(repeating: 7, count: 5000)))
         var got: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -174,12 +167,6 @@ final class OutcomeBox: @unchecked Sendable {
 }
 
 extension [UInt8] {
-    func replacing(id: UInt8) -> [UInt8] {
-        var copy = self
-        copy[3] = id
-        return copy
-    }
-
     /// Whether an FCGI_END_REQUEST record for `id` is among the records.
     func containsEndRequest(id: UInt8) -> Bool {
         var i = 0

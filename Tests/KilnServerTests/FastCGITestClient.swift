@@ -1,9 +1,8 @@
-import KilnFastCGI
-import KilnHTTP
 import Glibc
+import KilnTestBytes
 
 /// A minimal FastCGI client (one responder request per connection, as nginx sends them), so the
-/// tests need no cgi-fcgi or Python.
+/// tests need no cgi-fcgi or Python. The records come from `FastCGIBytes` (KilnTestBytes).
 struct FastCGITestClient {
     enum Target {
         case unix(String)
@@ -35,15 +34,7 @@ struct FastCGITestClient {
     func request(params: [String: String]) throws -> Reply {
         let fd = try connectSocket()
         defer { close(fd) }
-        var out: [UInt8] = []
-        out += Self.record(type: 1, content: [0, 1, 0, 0, 0, 0, 0, 0]) // BEGIN_REQUEST, RESPONDER, no keep-conn
-        var encoded: [UInt8] = []
-        for (k, v) in params.sorted(by: { $0.key < $1.key }) {
-            encoded += Self.length(k.utf8.count) + Self.length(v.utf8.count) + Array(k.utf8) + Array(v.utf8)
-        }
-        out += Self.record(type: 4, content: encoded)
-        out += Self.record(type: 4, content: [])
-        out += Self.record(type: 5, content: [])
+        let out = FastCGIBytes.request(params: params)   // BEGIN_REQUEST (responder, no keep-conn), params, stdin
         try writeAll(fd, out)
 
         var stdout: [UInt8] = []
@@ -63,8 +54,8 @@ struct FastCGITestClient {
                 let total = 8 + contentLength + Int(buffer[6])
                 guard buffer.count >= total else { break }
                 let type = buffer[1]
-                if type == 6 { stdout += buffer[8..<(8 + contentLength)] }
-                if type == 3 { ended = true }
+                if type == FastCGIBytes.RecordType.stdout { stdout += buffer[8..<(8 + contentLength)] }
+                if type == FastCGIBytes.RecordType.endRequest { ended = true }
                 buffer.removeFirst(total)
                 if ended { break readLoop }
             }
@@ -143,16 +134,5 @@ struct FastCGITestClient {
             }
             off += n
         }
-    }
-
-    static func record(type: UInt8, content: [UInt8]) -> [UInt8] {
-        precondition(content.count < 65_536)
-        let padding = (8 - content.count % 8) % 8
-        return [1, type, 0, 1, UInt8(content.count >> 8), UInt8(content.count & 0xff), UInt8(padding), 0]
-            + content + [UInt8](repeating: 0, count: padding)
-    }
-
-    static func length(_ n: Int) -> [UInt8] {
-        n < 128 ? [UInt8(n)] : [UInt8(n >> 24 & 0x7f) | 0x80, UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff)]
     }
 }

@@ -5,25 +5,52 @@
 /// The LZW data needs no compressor: with a minimum code size of 2 the codes are 3 bits wide,
 /// and a clear code before every pair of literals keeps the table (and so the width) from
 /// growing (after a clear the first literal adds nothing, the second adds code 6 < 8).
-struct TinyGIFWriter {
-    struct Frame {
-        var left = 0, top = 0, width: Int, height: Int
+public struct TinyGIFWriter {
+    public struct Frame {
+        public var left: Int, top: Int, width: Int, height: Int
         /// Palette indices, row by row in display order (interlaced files reorder them).
-        var indices: [UInt8]
-        var disposal: Int? = nil
-        var transparentIndex: UInt8? = nil
-        var delay = 0
-        var localPalette: [(UInt8, UInt8, UInt8)]? = nil
-        var interlaced = false
+        public var indices: [UInt8]
+        public var disposal: Int?
+        public var transparentIndex: UInt8?
+        /// Centiseconds.
+        public var delay: Int
+        public var localPalette: [(UInt8, UInt8, UInt8)]?
+        public var interlaced: Bool
+
+        public init(left: Int = 0, top: Int = 0, width: Int, height: Int, indices: [UInt8], disposal: Int? = nil,
+                    transparentIndex: UInt8? = nil, delay: Int = 0, localPalette: [(UInt8, UInt8, UInt8)]? = nil,
+                    interlaced: Bool = false) {
+            self.left = left
+            self.top = top
+            self.width = width
+            self.height = height
+            self.indices = indices
+            self.disposal = disposal
+            self.transparentIndex = transparentIndex
+            self.delay = delay
+            self.localPalette = localPalette
+            self.interlaced = interlaced
+        }
     }
 
-    var width: Int
-    var height: Int
-    var palette: [(UInt8, UInt8, UInt8)]
-    var loopCount: Int? = nil
-    var frames: [Frame] = []
+    public var width: Int
+    public var height: Int
+    /// At most 4 colours (the global table always has 4 entries; missing ones are black).
+    public var palette: [(UInt8, UInt8, UInt8)]
+    /// NETSCAPE2.0 loop count; nil writes no extension.
+    public var loopCount: Int?
+    public var frames: [Frame]
 
-    func bytes() -> [UInt8] {
+    public init(width: Int, height: Int, palette: [(UInt8, UInt8, UInt8)], loopCount: Int? = nil, frames: [Frame] = []) {
+        self.width = width
+        self.height = height
+        self.palette = palette
+        self.loopCount = loopCount
+        self.frames = frames
+    }
+
+    /// The file.
+    public func bytes() -> [UInt8] {
         var out = Array("GIF89a".utf8)
         out += le16(width) + le16(height) + [0xF1, 0, 0]   // global table of 4 entries
         out += table(palette)

@@ -1,9 +1,5 @@
 import Testing
-import KilnPipeline
-import KilnOrigins
 @testable import KilnHTTP
-@testable import KilnFastCGI
-@testable import KilnServer
 
 @Suite struct HTTPMappingTests {
     /// A front server that cut DOCUMENT_URI at a decoded NUL (libfcgi's C strings did) would

@@ -1,10 +1,7 @@
 import KilnPipeline
 import KilnModel
 import Testing
-import KilnOrigins
 @testable import KilnHTTP
-@testable import KilnFastCGI
-@testable import KilnServer
 
 @Suite struct RequestGateTests {
     static let key = SigningKey(key: Array(repeating: 0x42, count: 32), salt: Array(repeating: 0x17, count: 32))
@@ -132,21 +129,5 @@ import KilnOrigins
         // An allow-list of operations lets it through (it renders nothing); presets-only does not.
         #expect(throws: Never.self) { try parser.check(OptionPolicy(allowedOperations: ["resize"]), path: "/cb:1/w:10/a.jpg", isDecoded: false) }
         #expect(throws: PolicyError.self) { try parser.check(OptionPolicy(presetsOnly: true), path: "/cb:1/pr:small/a.jpg", isDecoded: false) }
-    }
-
-    @Test func securityConfiguration() throws {
-        var values = ConfigValues(["security.keys": "aa11,bb22", "security.salts": "01"])
-        #expect(throws: ConfigError.self) { try KilnConfiguration(values) }
-        values = ConfigValues(["security.keys": "aa11, bb22", "security.salts": "01,02", "security.signature_size": "8"])
-        let c = try KilnConfiguration(values)
-        #expect(c.security.signingKeys == [SigningKey(key: [0xaa, 0x11], salt: [1]), SigningKey(key: [0xbb, 0x22], salt: [2])])
-        #expect(c.security.urlSignature.size == 8)
-        #expect(c.security.urlSignature.allowUnsigned == false)
-        #expect(try KilnConfiguration(ConfigValues()).security.urlSignature.allowUnsigned)
-        #expect(throws: ConfigError.self) { try KilnConfiguration(ConfigValues(["security.keys": "abc"])) }
-        #expect(throws: ConfigError.self) { try KilnConfiguration(ConfigValues(["security.signature_size": "33"])) }
-        #expect(throws: ConfigError.self) { try KilnConfiguration(ConfigValues(["security.key_file": "/nonexistent/k"])) }
-        #expect(throws: ConfigError.self) { try KilnConfiguration(ConfigValues(["security.presets_only_allow": "f;rm"])) }
-        #expect(try KilnConfiguration(ConfigValues(["security.allow_unsigned": "on"])).security.allowUnsigned == .on)
     }
 }

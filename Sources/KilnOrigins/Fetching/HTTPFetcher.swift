@@ -4,7 +4,7 @@ import Glibc
 /// One HTTP(S) GET of an origin's object, with libcurl (`kiln_fetch`, which loads libcurl on first
 /// use): bounded in time, in redirects and in bytes, http and https only, no proxy from the
 /// environment, and every connection's address (after DNS, after each redirect) shown to
-/// `checkAddress` first, which may refuse it (the SSRF guard; `OriginAddressPolicy` in KilnCore).
+/// `checkAddress` first, which may refuse it (the SSRF guard; `OriginAddressPolicy`).
 /// Synchronous, like the worker that calls it.
 public struct HTTPFetcher: Sendable {
     public var connectTimeout: Double

@@ -9,7 +9,7 @@ public struct PipelineConfiguration: Sendable {
     public var limits: LimitsConfiguration
     public var output: OutputConfiguration
     public var presets: PresetConfiguration
-    /// Custom processors (`Sources/kiln/CustomProcessors.swift` in the standard build).
+    /// Custom processors (`Sources/kiln-cli/CustomProcessors.swift` in the standard build).
     public var processors: ProcessorRegistry
     /// Adds sources beside the local folder (KilnOrigins' remote origins); nil: local files only.
     public var sources: (any SourceStageBuilding)?

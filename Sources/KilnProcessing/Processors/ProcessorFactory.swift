@@ -2,7 +2,7 @@ import KilnModel
 
 /// Turns the request's `Operation` values (plain data, in URL order) into processors.
 ///
-/// The one switch over `Operation`: a new URL operation adds a case in KilnCore and a line here.
+/// The one switch over `Operation`: a new URL operation adds a case in KilnModel and a line here.
 /// Custom operations are built by the `registry` (the same one whose `resolver` the parser used).
 /// Never throws: an operation that cannot be built (a custom name the registry lacks, arguments
 /// it refuses) becomes a processor that fails with that error when it runs, a 400.

@@ -9,7 +9,7 @@ import Logging
 /// standard pipeline, which owns its caches, behind the `ImageHandler`), with the custom
 /// processors of the build.
 public struct HandlerFactory: Sendable {
-    /// Custom processors (`Sources/kiln/CustomProcessors.swift` in the standard build).
+    /// Custom processors (`Sources/kiln-cli/CustomProcessors.swift` in the standard build).
     public var processors: ProcessorRegistry
 
     public init(processors: ProcessorRegistry = ProcessorRegistry()) {

@@ -166,7 +166,7 @@ let package = Package(
         .testTarget(name: "KilnCodecsTests", dependencies: ["KilnCodecs", "KilnTestBytes"]),
         .testTarget(name: "KilnProcessingTests", dependencies: ["KilnProcessing"]),
         .testTarget(name: "KilnPipelineTests", dependencies: ["KilnPipeline", "KilnHTTP", "KilnTestSupport", "KilnTestBytes"]),
-        .testTarget(name: "KilnHTTPTests", dependencies: ["KilnHTTP"]),
+        .testTarget(name: "KilnHTTPTests", dependencies: ["KilnHTTP", "KilnTestBytes"]),
         .testTarget(name: "KilnOriginsTests", dependencies: ["KilnOrigins", "KilnPipeline", "KilnHTTP", "KilnTestSupport"]),
         .testTarget(name: "KilnServerTests", dependencies: [
             "KilnServer", "KilnHTTP", "KilnOrigins", "KilnFastCGI", "KilnConfigFile", "KilnTestBytes",

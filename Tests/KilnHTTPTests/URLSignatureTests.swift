@@ -1,4 +1,5 @@
 import Testing
+import KilnTestBytes
 @testable import KilnHTTP
 import KilnModel
 
@@ -101,18 +102,6 @@ import KilnModel
         #expect(Base64URL.decode("A") == nil)
         #expect(Base64URL.decode("a+b/") == nil)
         #expect(Base64URL.decode("AA==") == nil)
-    }
-
-    /// A fixed-seed generator (SplitMix64): the same inputs on every run, so a failure reproduces.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 
     /// Edge cases, seeded random strings and seeded mutations of a signed path: each one is a

@@ -1,4 +1,5 @@
 import Testing
+import KilnTestBytes
 import KilnTestSupport
 import KilnModel
 @testable import KilnPipeline
@@ -96,7 +97,7 @@ import KilnModel
     @Test func agreesWithAReferenceModel() {
         let cache = MemoryCache(costLimit: 500, countLimit: 8, ttl: 0, entryCostLimit: 200)
         var model: [(key: String, cost: Int)] = []   // most recent first
-        var rng = SystemRandomNumberGenerator()
+        var rng = SplitMix64(state: 0x6B69_6C6E)   // seeded: a failure reproduces
         for step in 0..<5000 {
             let key = "k\(Int.random(in: 0..<20, using: &rng))"
             switch Int.random(in: 0..<10, using: &rng) {

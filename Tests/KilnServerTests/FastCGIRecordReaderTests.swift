@@ -239,18 +239,6 @@ import KilnOrigins
         #expect(late.request == nil && late.replies.isEmpty && !late.close)
     }
 
-    /// A fixed-seed generator (SplitMix64): the same inputs on every run, so a failure reproduces.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Whether `bytes` are whole FastCGI version-1 records, nothing left over.
     static func wholeRecords(_ bytes: [UInt8]) -> Bool {
         var i = 0

@@ -1,6 +1,8 @@
 import KilnModel
 
-/// `[limits]`: what a request may cost. Checked before any pixel is allocated.
+/// `[limits]`, the pipeline's part: what a request may cost. Checked before any pixel is allocated.
+/// The section is split by the code that reads it: `limits.render_timeout`, `slow_log_after` and
+/// `max_worker_memory` are enforced by the process layer (KilnServer's `WorkerLimitsConfiguration`).
 public struct LimitsConfiguration: ConfigSection, Equatable {
     /// Largest source in pixels (width × height).
     public var maxPixels = Key.maxPixels.defaultValue

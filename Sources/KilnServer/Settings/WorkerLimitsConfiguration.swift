@@ -1,7 +1,7 @@
 import KilnHTTP
 import KilnModel
 
-/// The `[limits]` keys the process layer enforces (the pipeline's own limits are `Kiln`'s
+/// The `[limits]` keys the process layer enforces (the pipeline's own limits are KilnPipeline's
 /// `LimitsConfiguration`): how long a request may run before its worker is killed, when a slow one
 /// is logged, and how large a worker may grow before it is replaced.
 public struct WorkerLimitsConfiguration: ConfigSection, Equatable {

@@ -73,8 +73,9 @@ def test_slow_render_is_killed_at_its_deadline_and_logged_with_its_stage(make_st
     # end only after the kill), each well within half the deadline.
     assert sum(1 for _, _, end in small if end < ended) >= 3, f"other requests were held up: {small}"
     assert max(d for _, d, _ in small) < RENDER_TIMEOUT / 2, f"other requests were held up: {small}"
+    # The master writes the kill line just after its SIGKILL: the client can see nginx's 502 first.
+    killed = _wait_log(s, r"worker (\d+) killed: request (\S+) ran [0-9.]+ s, past limits\.render_timeout \(2\.0 s\), in stage (\w+)", 10)
     log = _log(s)
-    killed = re.search(r"worker (\d+) killed: request (\S+) ran [0-9.]+ s, past limits\.render_timeout \(2\.0 s\), in stage (\w+)", log)
     assert killed, log[-3000:]
     assert killed.group(2) == url, killed.group(0)
     assert killed.group(3) == "process", killed.group(0)

@@ -145,7 +145,11 @@ public final class RemoteSource: SourceLoading, Sendable {
         }
         var permit: OriginGate.Permit?
         if let gate {
-            guard let entered = gate.enter(until: started + fetcher.timeout) else {
+            // A slot that comes with almost none of the fetch time left would start a fetch that
+            // cannot finish: that fetch found no (useful) slot, and says so.
+            let useful = RemoteSource.minimumFetchTime(fetcher.timeout)
+            let entered = gate.enter(until: started + fetcher.timeout - useful)
+            guard let entered else {
                 record(.limited, bytes: 0, since: started, waited: MonotonicClock.seconds() - started)
                 throw .notStarted("no fetch slot within source.fetch_timeout "
                                   + "(source.origin_concurrency \(gate.limits.concurrency), source.origin_rate \(gate.limits.rate))")
@@ -181,6 +185,12 @@ public final class RemoteSource: SourceLoading, Sendable {
         record(outcome, bytes: response.body.count, since: started, waited: waited,
                resumed: response.status == 206 && headers.contains { $0.name == "Range" })
         return response
+    }
+
+    /// The least of a fetch's time-out worth starting a fetch with after waiting for the origin's
+    /// gate: a tenth of it, at least 50 ms.
+    static func minimumFetchTime(_ timeout: Double) -> Double {
+        min(timeout, max(0.05, 0.1 * timeout))
     }
 
     /// What a failed GET means to the request.

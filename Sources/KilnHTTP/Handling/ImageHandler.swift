@@ -150,7 +150,7 @@ public final class ImageHandler: RequestHandling {
     /// `If-None-Match` list matching (weak comparison, `*` matches anything).
     static func matches(_ header: String, etag: String) -> Bool {
         header.split(separator: ",").contains { raw in
-            var tag = raw.trimmingCharacters()
+            var tag = raw.trimmingSpacesAndTabs()
             if tag == "*" { return true }
             if tag.hasPrefix("W/") { tag = String(tag.dropFirst(2)) }
             return tag == etag
@@ -165,14 +165,5 @@ public final class ImageHandler: RequestHandling {
             (HeaderName.cacheControl, http.errorCacheControl),
             (HeaderName.xContentTypeOptions, "nosniff"),
         ], body: body)
-    }
-}
-
-extension Substring {
-    func trimmingCharacters() -> String {
-        var s = self
-        while s.first == " " { s = s.dropFirst() }
-        while s.last == " " { s = s.dropLast() }
-        return String(s)
     }
 }

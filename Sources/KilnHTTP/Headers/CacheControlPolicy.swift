@@ -63,7 +63,7 @@ public struct CacheControlPolicy: Sendable, Equatable {
     /// Each lifetime directive cut to `left` seconds; other directives unchanged.
     static func capping(_ cacheControl: String, maxAge left: Int64) -> String {
         cacheControl.split(separator: ",").map { raw -> String in
-            let d = raw.trimmingCharacters()
+            let d = raw.trimmingSpacesAndTabs()
             for name in lifetimes where d.lowercased().hasPrefix(name) {
                 guard let v = Int64(d.dropFirst(name.count)) else { return d }
                 return name + String(min(v, left))

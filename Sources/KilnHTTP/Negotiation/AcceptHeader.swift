@@ -7,7 +7,7 @@ public struct AcceptHeader: Sendable {
 
     public init(_ header: String) {
         entries = header.split(separator: ",").compactMap { part in
-            let fields = part.split(separator: ";").map { $0.trimmingSpaces() }
+            let fields = part.split(separator: ";").map { $0.trimmingSpacesAndTabs() }
             guard let type = fields.first?.lowercased(), !type.isEmpty else { return nil }
             var q = 1.0
             for param in fields.dropFirst() where param.hasPrefix("q=") {

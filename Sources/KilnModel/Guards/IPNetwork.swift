@@ -16,7 +16,7 @@ public struct IPNetwork: Sendable, Equatable, CustomStringConvertible {
     /// a prefix beyond the family's bits). Bits after the prefix are ignored (`10.1.2.3/8` is
     /// `10.0.0.0/8`), as nginx's `allow` does.
     public init?(parsing raw: String) {
-        let text = Substring(raw).trimmingSpaces()
+        let text = Substring(raw).trimmingSpacesAndTabs()
         var host = Substring(text)
         var prefix: Int?
         if let slash = text.firstIndex(of: "/") {

@@ -89,7 +89,7 @@ public enum ConfigUnits {
         return percent ? n / 100 : n
     }
 
-    static func trimmed(_ s: String) -> String { Substring(s).trimmingSpaces() }
+    static func trimmed(_ s: String) -> String { s.trimmingSpacesAndTabs() }
 }
 
 extension Character {

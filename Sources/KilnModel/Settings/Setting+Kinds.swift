@@ -66,7 +66,7 @@ extension Setting where Value: RawRepresentable & CaseIterable & Sendable, Value
         let names = Value.allCases.map(\.rawValue)
         return Setting(key: key, defaultValue: value, type: names.joined(separator: " / "),
                        expected: "one of \(names.joined(separator: ", "))", doc: doc, tomlKinds: [.string],
-                       parse: { Value(rawValue: Substring($0).trimmingSpaces().lowercased()) }, format: { $0.rawValue })
+                       parse: { Value(rawValue: Substring($0).trimmingSpacesAndTabs().lowercased()) }, format: { $0.rawValue })
     }
 }
 

@@ -6,7 +6,4 @@ extension StringProtocol {
         while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
         return String(s)
     }
-
-    /// `trimmingSpacesAndTabs()`.
-    public func trimmingSpaces() -> String { trimmingSpacesAndTabs() }
 }

@@ -49,18 +49,18 @@ public struct S3Credentials: Sendable, Equatable, CustomStringConvertible, Custo
         var found = false
         var fields: [String: String] = [:]
         for raw in text.split(whereSeparator: \.isNewline) {
-            let line = raw.trimmingSpaces()
+            let line = raw.trimmingSpacesAndTabs()
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
             if line.hasPrefix("[") && line.hasSuffix("]") {
-                var name = line.dropFirst().dropLast().trimmingSpaces()
-                if name.hasPrefix("profile ") { name = name.dropFirst("profile ".count).trimmingSpaces() }
+                var name = line.dropFirst().dropLast().trimmingSpacesAndTabs()
+                if name.hasPrefix("profile ") { name = name.dropFirst("profile ".count).trimmingSpacesAndTabs() }
                 inProfile = name == profile
                 if inProfile { found = true }
                 continue
             }
             guard inProfile, let eq = line.firstIndex(of: "=") else { continue }
-            let key = line[..<eq].trimmingSpaces().lowercased()
-            fields[key] = line[line.index(after: eq)...].trimmingSpaces()
+            let key = line[..<eq].trimmingSpacesAndTabs().lowercased()
+            fields[key] = line[line.index(after: eq)...].trimmingSpacesAndTabs()
         }
         guard found else { return .failure(.noProfile(profile)) }
         guard let id = fields["aws_access_key_id"], !id.isEmpty,

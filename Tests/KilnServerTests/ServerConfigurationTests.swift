@@ -19,7 +19,7 @@ import KilnOrigins
         #expect(c.workers <= sysconf(Int32(_SC_NPROCESSORS_ONLN)))
         #expect(c.socketMode == 0o660)
         #expect(c.socketOwner == "" && c.socketGroup == "")
-        #expect(c.backlog == 64)
+        #expect(c.backlog == min(ListenBacklog.kernelLimit() ?? ListenBacklog.assumedLimit, 65_535))
         #expect(c.shutdownTimeout == 10)
         #expect(c.maxRequests == 0)
         #expect(c.pidFile == "")

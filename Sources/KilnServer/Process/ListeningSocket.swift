@@ -11,25 +11,31 @@ import KilnPOSIX
 public final class ListeningSocket {
     public let fd: Int32
     public let address: ListenAddress
+    /// The queue length `listen(2)` was given: `server.backlog`, cut to `net.core.somaxconn`
+    /// (`ListenBacklog`).
+    public let backlog: Int
     /// Device and inode of the socket file we bound, so we never unlink a file that a later
     /// server put at the same path.
     private let boundFile: (dev: UInt, ino: UInt)?
     private var closed = false
 
-    private init(fd: Int32, address: ListenAddress, boundFile: (dev: UInt, ino: UInt)?) {
+    private init(fd: Int32, address: ListenAddress, backlog: Int, boundFile: (dev: UInt, ino: UInt)?) {
         self.fd = fd
         self.address = address
+        self.backlog = backlog
         self.boundFile = boundFile
     }
 
     /// Creates, binds and listens according to `configuration` (`listen`, `backlog`, `socket_mode`,
-    /// `socket_owner`, `socket_group`).
-    public static func open(_ configuration: ServerConfiguration) throws(ListenError) -> ListeningSocket {
+    /// `socket_owner`, `socket_group`). `kernelLimit`: `net.core.somaxconn`, which `backlog` is cut to.
+    public static func open(_ configuration: ServerConfiguration,
+                            kernelLimit: Int? = ListenBacklog.kernelLimit()) throws(ListenError) -> ListeningSocket {
+        let backlog = ListenBacklog.effective(configured: configuration.backlog, limit: kernelLimit).backlog
         switch configuration.listen {
         case let .unix(path):
-            return try openUnix(path: path, configuration)
+            return try openUnix(path: path, configuration, backlog: backlog)
         case let .tcp(host, port):
-            return try openTCP(host: host, port: port, configuration)
+            return try openTCP(host: host, port: port, configuration, backlog: backlog)
         }
     }
 
@@ -54,7 +60,7 @@ public final class ListeningSocket {
 
     // MARK: - unix
 
-    static func openUnix(path: String, _ c: ServerConfiguration) throws(ListenError) -> ListeningSocket {
+    static func openUnix(path: String, _ c: ServerConfiguration, backlog: Int) throws(ListenError) -> ListeningSocket {
         let address = ListenAddress.unix(path: path)
         let (uid, gid) = try resolveOwnership(c)
         try removeStaleSocket(path, address)
@@ -85,7 +91,7 @@ public final class ListeningSocket {
             _ = Glibc.close(fd)
             throw ListenError(address, "stat after bind: \(Errno.text(e))")
         }
-        let socket = ListeningSocket(fd: fd, address: address, boundFile: (UInt(st.st_dev), UInt(st.st_ino)))
+        let socket = ListeningSocket(fd: fd, address: address, backlog: backlog, boundFile: (UInt(st.st_dev), UInt(st.st_ino)))
         guard chmod(path, mode_t(c.socketMode)) == 0 else {
             throw ListenError(address, "chmod \(String(c.socketMode, radix: 8)): \(Errno.text(Errno.current))")
         }
@@ -94,7 +100,7 @@ public final class ListeningSocket {
                 throw ListenError(address, "chown \(c.socketOwner):\(c.socketGroup): \(Errno.text(Errno.current))")
             }
         }
-        guard listen(fd, Int32(c.backlog)) == 0 else {
+        guard listen(fd, Int32(backlog)) == 0 else {
             throw ListenError(address, "listen: \(Errno.text(Errno.current))")
         }
         return socket
@@ -162,7 +168,7 @@ public final class ListeningSocket {
 
     // MARK: - TCP
 
-    static func openTCP(host: String, port: UInt16, _ c: ServerConfiguration) throws(ListenError) -> ListeningSocket {
+    static func openTCP(host: String, port: UInt16, _ c: ServerConfiguration, backlog: Int) throws(ListenError) -> ListeningSocket {
         let address = ListenAddress.tcp(host: host, port: port)
         let v6 = host.contains(":")
         let fd = try makeSocket(v6 ? AF_INET6 : AF_INET, address)
@@ -192,12 +198,12 @@ public final class ListeningSocket {
             _ = Glibc.close(fd)
             throw ListenError(address, "bind: \(Errno.text(e))")
         }
-        guard listen(fd, Int32(c.backlog)) == 0 else {
+        guard listen(fd, Int32(backlog)) == 0 else {
             let e = Errno.current
             _ = Glibc.close(fd)
             throw ListenError(address, "listen: \(Errno.text(e))")
         }
-        return ListeningSocket(fd: fd, address: address, boundFile: nil)
+        return ListeningSocket(fd: fd, address: address, backlog: backlog, boundFile: nil)
     }
 
     /// A close-on-exec stream socket at fd 3 or above (fd 0 is where workers get it; the master's

@@ -110,7 +110,10 @@ public final class Master {
         try writePidFile(configuration.pidFile)
 
         let mode = configuration.listen.unixPath == nil ? "" : " mode 0\(String(configuration.socketMode, radix: 8))"
-        logger.info("master \(getpid()) listening on \(configuration.listen)\(mode), backlog \(configuration.backlog); starting \(configuration.workers) workers")
+        logger.info("master \(getpid()) listening on \(configuration.listen)\(mode), backlog \(socket.backlog); starting \(configuration.workers) workers")
+        if socket.backlog < configuration.backlog {
+            logger.notice("server.backlog \(configuration.backlog) is more than the kernel allows (net.core.somaxconn = \(socket.backlog)): the listen queue holds \(socket.backlog); raise the sysctl for more")
+        }
         if let statusSocket { logger.info("master answers /_kiln/health on \(statusSocket.address)") }
         feed(.start(boards: scoreboard?.slots ?? 1))
 

@@ -20,7 +20,8 @@ public struct ServerConfiguration: ConfigSection, Equatable {
     public var socketOwner = Key.socketOwner.defaultValue
     /// Group name (or numeric id) of a unix socket, e.g. `www-data` with mode 0660; empty: unchanged.
     public var socketGroup = Key.socketGroup.defaultValue
-    /// Connections the kernel queues while every worker is busy (capped by `net.core.somaxconn`).
+    /// Connections the kernel queues while every worker is busy; default and cap: the kernel's
+    /// `net.core.somaxconn` (`ListenBacklog`).
     public var backlog = Key.backlog.defaultValue
     /// How long a stop (SIGTERM, SIGINT, SIGQUIT) or a reload (SIGHUP) waits for workers to finish
     /// their request before SIGKILL, in seconds.
@@ -71,8 +72,10 @@ public struct ServerConfiguration: ConfigSection, Equatable {
         public static let socketGroup = Setting.text("server.socket_group", default: "", expected: "a group name such as www-data, or empty",
                                                      doc: "group of the unix socket, e.g. `www-data` so nginx can connect; empty: unchanged",
                                                      check: { ServerConfiguration.isAccountName($0) })
-        public static let backlog = Setting.count("server.backlog", default: 64, in: 1...65_535,
-                                                  doc: "listen queue length; keep it above nginx's `limit_conn`")
+        public static let backlog = Setting.count(
+            "server.backlog", default: ListenBacklog.defaultValue, in: 1...65_535,
+            doc: "listen queue length: connections wait there while every worker is busy, until `queue_timeout` answers them; more than `net.core.somaxconn` is cut to it (logged)")
+            .defaultText("`net.core.somaxconn`")
         public static let shutdownTimeout = Setting.duration("server.shutdown_timeout", default: 10, in: 0...3600,
                                                              doc: "how long a stop or reload waits for in-flight requests")
         public static let maxRequests = Setting.count("server.max_requests", default: 0, in: 0...1_000_000_000,

@@ -35,7 +35,9 @@ struct HealthCommand: ParsableCommand {
                     Diagnostics.fail("server.status_listen is off: give --url")
                     throw ExitCode(1)
                 }
-                answer = try HealthProbe.fastCGI(address, timeout: timeout)
+                // The status socket asks for the peer secret as the main one does.
+                let secret = try settings.server.resolvedPeerSecret()
+                answer = try HealthProbe.fastCGI(address, peerSecret: secret, timeout: timeout)
             }
             Output.write(fd: 1, "\(answer.status) \(answer.body.hasSuffix("\n") ? answer.body : answer.body + "\n")")
             if answer.status != 200 { throw ExitCode(1) }

@@ -62,15 +62,17 @@ def fcgi_params(method: str, request_uri: str, headers: dict[str, str] | None = 
     return p
 
 
-def fcgi_request(sock_path: str | Path, params: dict[str, str], timeout: float = 60) -> FcgiResponse:
-    """One FastCGI request (responder role, no keep-conn), as nginx sends it.
+def fcgi_request(sock_path: str | Path | tuple[str, int], params: dict[str, str], timeout: float = 60) -> FcgiResponse:
+    """One FastCGI request (responder role, no keep-conn), as nginx sends it, to a unix socket
+    or a (host, port) over TCP.
     Raises OSError from connect (FileNotFoundError, ConnectionRefusedError, ...),
     IncompleteResponse when the server closes early, socket.timeout on a hang."""
     start = time.monotonic()
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    tcp = isinstance(sock_path, tuple)
+    s = socket.socket(socket.AF_INET if tcp else socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(timeout)
     try:
-        s.connect(str(sock_path))
+        s.connect(sock_path if tcp else str(sock_path))
         body = b"".join(_fcgi_len(len(k.encode())) + _fcgi_len(len(v.encode())) + k.encode() + v.encode()
                         for k, v in params.items())
         s.sendall(_fcgi_record(1, struct.pack("!HB5x", 1, 0)) + _fcgi_record(4, body)

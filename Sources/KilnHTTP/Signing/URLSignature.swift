@@ -104,6 +104,23 @@ public struct URLSignature: Sendable, Equatable {
         return VerifiedPath(kind: .signed, path: rest)
     }
 
+    /// What the status page and the master's log lines show of a request target: `uri` with a
+    /// signature segment (the first one, when it is URL-safe base64 of `size` bytes and keys are
+    /// configured) replaced by `<signature>`. A signature is a bearer credential for its URL: it
+    /// is no business of whoever reads the status page (the access log keeps the request as sent,
+    /// as nginx's does).
+    public func redacted(_ uri: String) -> String {
+        guard !keys.isEmpty, uri.utf8.first == UInt8(ascii: "/") else { return uri }
+        let afterSlash = uri.utf8.index(after: uri.utf8.startIndex)
+        let end = uri.utf8[afterSlash...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? uri.utf8.endIndex
+        let first = uri[afterSlash..<end]
+        guard first != URLSignature.unsafeSegment, let bytes = Base64URL.decode(first), bytes.count == size else { return uri }
+        return "/" + URLSignature.redactedSegment + String(uri[end...])
+    }
+
+    /// What `redacted` puts where a signature was.
+    public static let redactedSegment = "<signature>"
+
     /// `/<signature>` + `path` with the first key (the current one); `path` must start with `/`
     /// and be written exactly as clients will request it (percent-encoded where needed).
     public func sign(_ path: String) -> String? {

@@ -17,12 +17,15 @@ public enum HealthProbe {
         public var description: String
     }
 
-    /// `GET path` over FastCGI to `address`, within `timeout` seconds.
-    public static func fastCGI(_ address: ListenAddress, path: String = "/_kiln/health", timeout: Double = 3) throws -> Answer {
+    /// `GET path` over FastCGI to `address`, within `timeout` seconds; with `peerSecret` (the
+    /// server's `server.peer_secret`, when set) as the param `KILN_PEER_SECRET`.
+    public static func fastCGI(_ address: ListenAddress, path: String = "/_kiln/health", peerSecret: String = "",
+                               timeout: Double = 3) throws -> Answer {
         let fd = try connect(address, timeout: timeout)
         defer { close(fd) }
-        let params: [(String, String)] = [("REQUEST_METHOD", "GET"), ("REQUEST_URI", path), ("DOCUMENT_URI", path),
+        var params: [(String, String)] = [("REQUEST_METHOD", "GET"), ("REQUEST_URI", path), ("DOCUMENT_URI", path),
                                           ("QUERY_STRING", ""), ("SERVER_PROTOCOL", "HTTP/1.1"), ("GATEWAY_INTERFACE", "CGI/1.1")]
+        if !peerSecret.isEmpty { params.append((PeerAccess.secretParam, peerSecret)) }
         var out = FastCGIRecords.record(type: FastCGI.RecordType.beginRequest, requestID: 1,
                                         content: [0, UInt8(FastCGI.Role.responder), 0, 0, 0, 0, 0, 0])
         out += FastCGIRecords.record(type: FastCGI.RecordType.params, requestID: 1, content: FastCGINameValuePairs.encode(params))

@@ -110,15 +110,17 @@ extension Master {
     }
 
     /// Whether the peer of the accepted `fd` is in `server.allowed_peers`; if not, `fd` is closed
-    /// unread and counted. The status socket needs no peer secret (it renders nothing).
+    /// unread and counted.
     func admits(_ fd: Int32, refusals: PeerRefusals) -> Bool {
-        guard let peer = PeerAccess(allowedPeers: configuration.allowedPeers).refusedPeer(fd: fd) else { return true }
+        guard let peer = peerAccess.refusedPeer(fd: fd) else { return true }
         refusals.refuse(fd: fd, peer: peer, logger: logger)
         return false
     }
 
     /// Reads one request from the accepted connection `fd` (bounded by `answerTimeout`), writes
-    /// the response `respond` gives, closes the connection.
+    /// the response `respond` gives, closes the connection. A request without `server.peer_secret`
+    /// (when set) gets the workers' 403 instead: the status page and metrics tell what the server
+    /// is doing, so they are guarded like the images.
     func answer(_ fd: Int32, _ respond: (HTTPRequest) -> HTTPResponse) {
         let connection = FastCGIConnection(fd: fd, timeouts: .init(requestRead: Master.answerTimeout, keepalive: 0))
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
@@ -128,7 +130,14 @@ extension Master {
             return
         }
         let http = HTTPRequest(fastCGIParams: request.params)
-        let records = FastCGIResponder.records(respond(http), headOnly: http.method == "HEAD", requestID: request.id)
+        let response: HTTPResponse
+        do throws(PeerAccessError) {
+            try peerAccess.check(params: request.params)
+            response = respond(http)
+        } catch {
+            response = FastCGIResponder.refusal(error)
+        }
+        let records = FastCGIResponder.records(response, headOnly: http.method == "HEAD", requestID: request.id)
         _ = connection.write(records.bytes)
         connection.close()
     }

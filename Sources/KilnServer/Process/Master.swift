@@ -52,6 +52,9 @@ public final class Master {
     public static let sharedStateName = "kiln-shared-state"
     /// Connections closed for `server.allowed_peers` (main socket while overloaded, status socket).
     let mainRefusals = PeerRefusals(listener: "main")
+    /// `server.allowed_peers` and `server.peer_secret` for what the master answers itself (the
+    /// status socket, the overload 503s): the same checks as the workers'. Set at start and reload.
+    var peerAccess = PeerAccess()
     let statusRefusals = PeerRefusals(listener: "status")
     /// Every worker's counters added up, and the master's own (`/_kiln/metrics`).
     let exporter = MetricsExporter()
@@ -94,6 +97,11 @@ public final class Master {
         }
         _ = kiln_ignore_signal(SIGPIPE)
 
+        do {
+            peerAccess = try PeerAccess(configuration)
+        } catch {
+            throw ServerStartError("\(error)")
+        }
         let socket = try ListeningSocket.open(configuration)
         self.socket = socket
         defer { finish() }
@@ -209,7 +217,9 @@ public final class Master {
                 close(newFD)
                 throw error
             }
+            let access = try PeerAccess(loaded.server)
             values = loaded.values
+            peerAccess = access
             close(settingsFD)
             settingsFD = newFD
             outcome = .loaded(loaded.server, limits)

@@ -129,6 +129,7 @@ public struct Worker {
         let monitor = RequestMonitor(scoreboard: scoreboard, slot: scoreboardSlot ?? -1, metrics: metrics)
         responder.monitor = monitor
         responder.peerAccess = peerAccess
+        responder.redaction = settings.security.urlSignature
         handler.observe(with: monitor)
         logger.debug("worker ready")
         var recycle: Int?

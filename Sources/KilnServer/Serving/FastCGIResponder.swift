@@ -28,6 +28,9 @@ public final class FastCGIResponder {
     public var accessLog = AccessLog.process
     /// `server.allowed_peers` and `server.peer_secret`; nil: anyone (tests, spawn-fcgi).
     public var peerAccess: PeerAccess?
+    /// The signing settings whose signatures the scoreboard (status page, slow log) never shows
+    /// (`URLSignature.redacted`); nil: URIs as received.
+    public var redaction: URLSignature?
     /// Connections closed for `peerAccess`'s allow-list.
     public let refusals = PeerRefusals(listener: "main")
 
@@ -144,7 +147,8 @@ public final class FastCGIResponder {
             let started = MonotonicClock.nanoseconds()
             let requestID = accessLog.requestID(for: httpRequest)
             let failed = RequestContext.with(requestID: requestID) { () -> Int32? in
-                monitor?.begin(uri: httpRequest.uri, requestID: requestID, connectionFD: connection.fd)
+                monitor?.begin(uri: redaction?.redacted(httpRequest.uri) ?? httpRequest.uri, requestID: requestID,
+                               connectionFD: connection.fd)
                 var response: HTTPResponse
                 do throws(PeerAccessError) {
                     try peerAccess?.check(params: request.params)

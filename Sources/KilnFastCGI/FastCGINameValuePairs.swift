@@ -3,11 +3,20 @@
 /// a length below 128 takes one byte, any other four (high bit set, 31 bits big-endian).
 ///
 /// Names and values are bytes; they become Strings with invalid UTF-8 replaced by U+FFFD, and a
-/// NUL stays a NUL (libfcgi handed them over as C strings, where a NUL ended the value).
+/// NUL stays a NUL (libfcgi handed them over as C strings, where a NUL ended the value). A value
+/// that is not valid UTF-8 is also kept as its bytes (`nonUTF8`), so that two different paths
+/// (`%FE` and `%FF`, both U+FFFD as Strings) are never taken for one.
 public enum FastCGINameValuePairs {
     /// Decodes every pair of `bytes` (later duplicates win). Throws when a length runs past the
     /// end or there are more than `maxPairs` pairs.
     public static func decode(_ bytes: UnsafeRawBufferPointer, maxPairs: Int) throws(FastCGIProtocolError) -> [String: String] {
+        var ignored: [String: [UInt8]] = [:]
+        return try decode(bytes, maxPairs: maxPairs, nonUTF8: &ignored)
+    }
+
+    /// As `decode`, and the bytes of every value that is not valid UTF-8 in `nonUTF8`, by name.
+    public static func decode(_ bytes: UnsafeRawBufferPointer, maxPairs: Int,
+                              nonUTF8: inout [String: [UInt8]]) throws(FastCGIProtocolError) -> [String: String] {
         var out: [String: String] = [:]
         out.reserveCapacity(min(64, maxPairs))
         var i = 0
@@ -23,9 +32,15 @@ public enum FastCGINameValuePairs {
             }
             let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[i..<i + nameLength]), as: UTF8.self)
             i += nameLength
-            let value = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[i..<i + valueLength]), as: UTF8.self)
+            let raw = UnsafeRawBufferPointer(rebasing: bytes[i..<i + valueLength])
             i += valueLength
-            out[name] = value
+            if let value = String(validating: raw, as: UTF8.self) {
+                out[name] = value
+                nonUTF8[name] = nil
+            } else {
+                out[name] = String(decoding: raw, as: UTF8.self)
+                nonUTF8[name] = Array(raw)
+            }
         }
         return out
     }

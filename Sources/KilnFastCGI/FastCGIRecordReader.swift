@@ -6,6 +6,8 @@ public struct FastCGIRequest: Equatable, Sendable {
     public var keepConnection: Bool
     public var params: [String: String]
     public var stdinBytes: Int
+    /// The bytes of the params whose values are not valid UTF-8 (in `params` with U+FFFD), by name.
+    public var nonUTF8Params: [String: [UInt8]] = [:]
 }
 
 /// Reads FastCGI records from the bytes a connection delivers, in whatever pieces they come, and
@@ -65,6 +67,7 @@ public struct FastCGIRequestParser: Sendable {
     private var keepConnection = false
     private var paramsBytes: [UInt8] = []
     private var params: [String: String] = [:]
+    private var nonUTF8Params: [String: [UInt8]] = [:]
     private var stdinBytes = 0
     private var records = 0
     private var closing = false
@@ -152,13 +155,15 @@ public struct FastCGIRequestParser: Sendable {
             guard state == .params else { throw .unexpectedRecord(type: type, requestID: id) }
             if content.isEmpty {
                 let limit = limits.maxParams
+                var nonUTF8: [String: [UInt8]] = [:]
                 params = try paramsBytes.withUnsafeBytes { raw -> Result<[String: String], FastCGIProtocolError> in
                     do throws(FastCGIProtocolError) {
-                        return .success(try FastCGINameValuePairs.decode(raw, maxPairs: limit))
+                        return .success(try FastCGINameValuePairs.decode(raw, maxPairs: limit, nonUTF8: &nonUTF8))
                     } catch {
                         return .failure(error)
                     }
                 }.get()
+                nonUTF8Params = nonUTF8
                 paramsBytes = []
                 state = .stdin
             } else {
@@ -170,8 +175,10 @@ public struct FastCGIRequestParser: Sendable {
         case FastCGI.RecordType.stdin where active:
             guard state == .stdin else { throw .unexpectedRecord(type: type, requestID: id) }
             if content.isEmpty {
-                out.request = FastCGIRequest(id: activeID, keepConnection: keepConnection, params: params, stdinBytes: stdinBytes)
+                out.request = FastCGIRequest(id: activeID, keepConnection: keepConnection, params: params, stdinBytes: stdinBytes,
+                                             nonUTF8Params: nonUTF8Params)
                 params = [:]
+                nonUTF8Params = [:]
                 finish(delivered: true, keep: true, into: &out)
             } else {
                 stdinBytes += content.count
@@ -203,6 +210,7 @@ public struct FastCGIRequestParser: Sendable {
         keepConnection = keep
         paramsBytes = []
         params = [:]
+        nonUTF8Params = [:]
         stdinBytes = 0
         state = .params
     }

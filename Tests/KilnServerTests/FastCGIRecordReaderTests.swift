@@ -76,6 +76,10 @@ import KilnOrigins
         let r = try #require(try p.feed(B.begin() + B.record(4, body) + B.record(4, []) + B.record(5, [])).request)
         #expect(r.params["DOCUMENT_UR"] == "/a.jpg\0.png\0")
         #expect(r.params["A"] == "\u{FFFD}\u{FFFD}")
+        // The bytes of the value that is not UTF-8 are kept, so U+FFFD never stands for them.
+        #expect(r.nonUTF8Params == ["A": [0xff, 0xfe]])
+        #expect(HTTPRequest(fastCGIParams: r.params, nonUTF8: r.nonUTF8Params).pathIsUTF8)
+        #expect(!HTTPRequest(fastCGIParams: r.params, nonUTF8: ["DOCUMENT_URI": [0xff]]).pathIsUTF8)
     }
 
     @Test func malformedPairsAreProtocolErrors() {

@@ -106,6 +106,42 @@ def test_text_named_png_415(client):
     r = client.get("/w:10/plain_text_named.png")
     assert r.status == 415, r.describe()
     assert_plain_error(r)
+    # A whole sentence (it ended "...AVIF and HEIC are").
+    assert r.body == b"not a supported image (content is text/plain): Kiln reads JPEG, PNG, WebP, GIF, AVIF and HEIC images\n", r.body
+
+
+def test_control_characters_in_a_404_body_are_escaped(client):
+    """nginx decodes %0D%0A and %1B into the path (DOCUMENT_URI); the 404 quotes the path, escaped,
+    so the body stays one line (it echoed them raw)."""
+    r = client.get("/w:10/no%0D%0AX-Injected:%201%1B[31m.jpg")
+    assert r.status == 404, r.describe()
+    assert_plain_error(r)
+    assert b"\r" not in r.body and b"\x1b" not in r.body, r.body
+    assert r.body.count(b"\n") == 1 and r.body.endswith(b"\n"), r.body
+    assert b"no\\r\\nX-Injected: 1\\u001b[31m.jpg" in r.body, r.body
+    assert r.header("x-injected") is None
+
+
+def test_a_path_that_is_not_utf8_is_400(make_stack, tmp_path):
+    """%FF decodes to a byte that is no UTF-8: a 400 with a one-line reason. Before, it was read
+    as U+FFFD, so /x%FF.jpg and /x%FE.jpg were both the file named x\uFFFD.jpg (one cache key)."""
+    import os
+    import shutil
+    from helpers import CORPUS
+    root = tmp_path / "root"
+    root.mkdir()
+    os.chmod(tmp_path, 0o755)
+    os.chmod(root, 0o755)
+    shutil.copy2(CORPUS / "pillow_hopper.jpg", root / "pillow_hopper.jpg")
+    shutil.copy2(CORPUS / "pillow_hopper.jpg", root / "x\ufffd.jpg")
+    s = make_stack(root=root)
+    c = s.client()
+    assert c.get("/w:20/f:png/x%EF%BF%BD.jpg").status == 200  # the file's real name
+    for path in ("/w:20/f:png/x%FF.jpg", "/w:20/f:png/x%FE.jpg", "/w:20/f:png/x%C3.jpg", "/w:20/f:png/x%ED%A0%80.jpg"):
+        r = c.get(path)
+        assert r.status == 400, f"{path}: {r.describe()}"
+        assert_plain_error(r, path)
+        assert r.body == b"the path is not valid UTF-8 (after percent-decoding)\n", r.body
 
 
 def test_webp_named_png_is_decoded_by_content(client):

@@ -67,8 +67,19 @@ def test_if_modified_since_304(client):
     nm = client.get(URL, headers={"If-Modified-Since": lm})
     assert nm.status == 304, nm.describe()
     assert nm.body == b""
+    # What the 200 would carry (RFC 9110 §15.4.5): the ETag (it had none), Cache-Control, Date.
+    assert nm.header("etag") == r.header("etag") and nm.header("etag"), (nm.headers, r.headers)
+    assert nm.header("cache-control") == r.header("cache-control")
+    assert nm.header("last-modified") == lm and nm.header("date")
     old = client.get(URL, headers={"If-Modified-Since": "Mon, 01 Jan 1990 00:00:00 GMT"})
     assert old.status == 200 and old.body == r.body
+
+
+def test_if_modified_since_in_the_future_is_ignored(client):
+    """RFC 9110 §13.1.3: a date later than the server's clock is no validator (it was a 304)."""
+    r = client.get(URL)
+    future = client.get(URL, headers={"If-Modified-Since": "Fri, 01 Jan 2100 00:00:00 GMT"})
+    assert future.status == 200 and future.body == r.body, future.describe()
 
 
 def test_post_and_other_methods_405(client):

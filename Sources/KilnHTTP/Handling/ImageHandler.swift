@@ -5,7 +5,9 @@ import Logging
 
 /// Answers image requests: check the signature and allow-lists and parse the spec
 /// (`RequestGate`), refuse an expired URL, ask the pipeline (which owns the caches), add caching
-/// headers, honour conditional requests, map every error (`ErrorMapping`) to a short text answer.
+/// headers, honour conditional requests (a 304 for `If-Modified-Since` comes from the cached or
+/// rendered variant too, so it carries its `ETag`), map every error (`ErrorMapping`) to a short
+/// text answer.
 public final class ImageHandler: RequestHandling {
     let pipeline: ImagePipeline
     let gate: RequestGate
@@ -45,7 +47,7 @@ public final class ImageHandler: RequestHandling {
     }
 
     /// Every answer carries the phases that ran (`HTTPResponse.timeline`: `spec` for the checks of
-    /// the URL, `source` for an `If-Modified-Since` stat, then the pipeline's phases, or `pipeline`
+    /// the URL, then the pipeline's phases, or `pipeline`
     /// for the time of a pipeline call that failed) and sends them as `Server-Timing`; an error
     /// answer carries its reason for the access line (`AccessLog`), which is the only place it is
     /// logged.
@@ -72,19 +74,15 @@ public final class ImageHandler: RequestHandling {
                 throw error
             }
             timeline.mark("spec")
-            if let notModified = try notModifiedBySource(imageRequest, provenance, request, &timeline) {
-                response = notModified
-            } else {
-                let result: PipelineResult
-                do {
-                    result = try pipeline.image(for: imageRequest, accepted: FormatNegotiation(accept: request.headers[HeaderName.Request.accept], offered: http.autoFormats))
-                } catch {
-                    timeline.mark("pipeline")
-                    throw error
-                }
-                for phase in result.timeline.phases { timeline.add(phase.name, milliseconds: phase.milliseconds) }
-                response = self.response(for: result, imageRequest, provenance, request)
+            let result: PipelineResult
+            do {
+                result = try pipeline.image(for: imageRequest, accepted: FormatNegotiation(accept: request.headers[HeaderName.Request.accept], offered: http.autoFormats))
+            } catch {
+                timeline.mark("pipeline")
+                throw error
             }
+            for phase in result.timeline.phases { timeline.add(phase.name, milliseconds: phase.milliseconds) }
+            response = self.response(for: result, imageRequest, provenance, request)
         } catch {
             let mapped = ErrorMapping.map(error)
             response = errorResponse(mapped.status, mapped.message)
@@ -105,18 +103,16 @@ public final class ImageHandler: RequestHandling {
         imageRequest.output.format == .auto && !http.autoFormats.isEmpty
     }
 
-    /// `If-Modified-Since` without `If-None-Match`: a `stat` decides, no render.
-    func notModifiedBySource(_ imageRequest: ImageRequest, _ provenance: RequestGate.Provenance, _ request: HTTPRequest,
-                             _ timeline: inout Timeline) throws -> HTTPResponse? {
-        guard request.headers[HeaderName.Request.ifNoneMatch] == nil,
-              let ims = request.headers[HeaderName.Request.ifModifiedSince].flatMap(HTTPDate.parse) else { return nil }
-        defer { timeline.mark("source") }
-        let version = try pipeline.sourceVersion(for: imageRequest)
-        guard version.mtimeSeconds <= ims else { return nil }
-        var headers = cachePolicy.headers(for: imageRequest, provenance: provenance, now: now())
-        headers.append((HeaderName.lastModified, HTTPDate.format(secondsSinceEpoch: version.mtimeSeconds)))
-        if varies(imageRequest) { headers.append((HeaderName.vary, "Accept")) }
-        return HTTPResponse(status: 304, headers: headers)
+    /// Whether a conditional request is answered 304 (RFC 9110 §13.2.2): `If-None-Match` when
+    /// present (weak comparison), else `If-Modified-Since` against the source's modification time.
+    /// An `If-Modified-Since` that is not a date, or is later than now, is ignored (§13.1.3: the
+    /// client's date cannot come from this server).
+    func notModified(_ request: HTTPRequest, etag: String, lastModified: Int64) -> Bool {
+        if let inm = request.headers[HeaderName.Request.ifNoneMatch] { return ImageHandler.matches(inm, etag: etag) }
+        guard let ims = request.headers[HeaderName.Request.ifModifiedSince].flatMap(HTTPDate.parse), ims <= now() else {
+            return false
+        }
+        return lastModified <= ims
     }
 
     func response(for image: PipelineResult, _ imageRequest: ImageRequest, _ provenance: RequestGate.Provenance,
@@ -133,7 +129,9 @@ public final class ImageHandler: RequestHandling {
         ]
         if varies(imageRequest) { headers.append((HeaderName.vary, "Accept")) }
         var response: HTTPResponse
-        if let inm = request.headers[HeaderName.Request.ifNoneMatch], ImageHandler.matches(inm, etag: image.etag) {
+        // A 304 carries what the 200 would, but the body's own fields (RFC 9110 §15.4.5): ETag,
+        // Last-Modified, Cache-Control, Vary.
+        if notModified(request, etag: image.etag, lastModified: image.sourceModified) {
             headers.removeAll { $0.0 == "Content-Type" || $0.0 == "Content-Length" }
             response = HTTPResponse(status: 304, headers: headers)
         } else {
@@ -157,8 +155,10 @@ public final class ImageHandler: RequestHandling {
         }
     }
 
+    /// The one-line text answer: `message` with its control characters escaped (`OneLineText`),
+    /// so a path quoted in it cannot add lines to the body.
     func errorResponse(_ status: Int, _ message: String) -> HTTPResponse {
-        let body = Array((message + "\n").utf8)
+        let body = Array((OneLineText.escaped(message) + "\n").utf8)
         return HTTPResponse(status: status, headers: [
             (HeaderName.contentType, "text/plain; charset=utf-8"),
             (HeaderName.contentLength, String(body.count)),

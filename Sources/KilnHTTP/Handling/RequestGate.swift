@@ -38,6 +38,7 @@ public struct RequestGate: Sendable {
 
     /// The parsed request and how it got in (`http.immutable = signed` needs to know).
     public func admit(_ request: HTTPRequest) throws -> (request: ImageRequest, provenance: Provenance) {
+        guard request.pathIsUTF8 else { throw SpecError.notUTF8 }
         if request.isTrusted {
             let (path, decoded) = request.specPath
             return (try parser.parse(path, isDecoded: decoded), .trusted)

@@ -18,12 +18,16 @@ public struct HTTPRequest: Sendable, Equatable {
     /// The web server's request id (FastCGI param `KILN_REQUEST_ID`, nginx's `$request_id`), if
     /// it passed one; `RequestID.resolve` decides the id the request is logged and answered with.
     public var requestIDParam: String?
+    /// False when the path's bytes (`DOCUMENT_URI`, or `REQUEST_URI` up to `?`) are not valid
+    /// UTF-8: the Strings hold U+FFFD there, which two different paths would share, so such a
+    /// request is refused (400) before anything is looked up.
+    public var pathIsUTF8: Bool
 
     /// The FastCGI param nginx sets to `1` for trusted requests.
     public static let trustedParam = "KILN_TRUSTED"
 
     public init(method: String, uri: String, headers: [String: String] = [:], remoteAddress: String = "",
-                documentURI: String? = nil, isTrusted: Bool = false, requestIDParam: String? = nil) {
+                documentURI: String? = nil, isTrusted: Bool = false, requestIDParam: String? = nil, pathIsUTF8: Bool = true) {
         self.method = method
         self.uri = uri
         self.headers = headers
@@ -31,6 +35,7 @@ public struct HTTPRequest: Sendable, Equatable {
         self.documentURI = documentURI
         self.isTrusted = isTrusted
         self.requestIDParam = requestIDParam
+        self.pathIsUTF8 = pathIsUTF8
     }
 
     /// The raw path of the request target: `uri` up to `?` (still percent-encoded). This is what
@@ -63,7 +68,8 @@ public struct HTTPRequest: Sendable, Equatable {
     /// Builds a request from FastCGI params: `REQUEST_METHOD`, `REQUEST_URI`, `REMOTE_ADDR`,
     /// `KILN_TRUSTED`, `KILN_REQUEST_ID`, and
     /// every `HTTP_*` param as a header (`HTTP_IF_NONE_MATCH` becomes `if-none-match`).
-    public init(fastCGIParams params: [String: String]) {
+    /// `nonUTF8`: the bytes of the params that are not valid UTF-8 (`FastCGIRequest.nonUTF8Params`).
+    public init(fastCGIParams params: [String: String], nonUTF8: [String: [UInt8]] = [:]) {
         var headers: [String: String] = [:]
         for (k, v) in params where k.hasPrefix("HTTP_") {
             headers[k.dropFirst(5).lowercased().replacingOccurrences(of: "_", with: "-")] = v
@@ -74,7 +80,16 @@ public struct HTTPRequest: Sendable, Equatable {
                   remoteAddress: params["REMOTE_ADDR"] ?? "",
                   documentURI: params["DOCUMENT_URI"],
                   isTrusted: params[HTTPRequest.trustedParam] == "1",
-                  requestIDParam: params[RequestID.param])
+                  requestIDParam: params[RequestID.param],
+                  pathIsUTF8: HTTPRequest.pathIsUTF8(nonUTF8))
+    }
+
+    /// Whether the path params are valid UTF-8: `DOCUMENT_URI` whole, `REQUEST_URI` up to `?` (its
+    /// query is not Kiln's).
+    static func pathIsUTF8(_ nonUTF8: [String: [UInt8]]) -> Bool {
+        if nonUTF8["DOCUMENT_URI"] != nil { return false }
+        guard let raw = nonUTF8["REQUEST_URI"] else { return true }
+        return String(validating: raw.prefix { $0 != UInt8(ascii: "?") }, as: UTF8.self) != nil
     }
 }
 

@@ -21,9 +21,7 @@ enum PathDecoding {
                 bytes.append(c)
             }
         }
-        guard let s = String(validating: bytes, as: UTF8.self) else {
-            throw .malformedPath(reason: "path is not UTF-8")
-        }
+        guard let s = String(validating: bytes, as: UTF8.self) else { throw SpecError.notUTF8 }
         return s
     }
 

@@ -10,4 +10,8 @@ public enum SpecError: Error, Equatable, Sendable {
     case forbiddenPath(reason: String)
     /// Bytes that are not valid percent-encoding or UTF-8.
     case malformedPath(reason: String)
+
+    /// A path whose bytes, percent-decoded, are not UTF-8 (400): never read with U+FFFD in their
+    /// place, which two different paths would share (one file, one cache key).
+    public static let notUTF8 = SpecError.malformedPath(reason: "the path is not valid UTF-8 (after percent-decoding)")
 }

@@ -69,6 +69,11 @@ public struct PipelineFailure: Error, Sendable, Equatable {
         return copy
     }
 
+    /// The 415 reason: what the content is and what Kiln reads, one whole sentence.
+    public static func unsupportedMessage(_ mime: String) -> String {
+        "not a supported image (content is \(mime)): Kiln reads JPEG, PNG, WebP, GIF, AVIF and HEIC images"
+    }
+
     /// The domain failure of any error a stage or the parser throws.
     public init(_ error: any Error) {
         switch error {
@@ -96,7 +101,7 @@ public struct PipelineFailure: Error, Sendable, Equatable {
         case let e as PipelineError:
             switch e {
             case let .unsupportedType(mime):
-                self.init(.unsupported, "not a supported image (content is \(mime)); JPEG, PNG, WebP, GIF, AVIF and HEIC are")
+                self.init(.unsupported, PipelineFailure.unsupportedMessage(mime))
             case let .formatLimit(format, size):
                 let m = format.maxDimension
                 self.init(.tooLarge, "\(format.displayName) output is limited to \(m)x\(m) pixels; "

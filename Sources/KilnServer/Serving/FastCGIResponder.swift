@@ -143,7 +143,7 @@ public final class FastCGIResponder {
                 connection.close(linger: next == .end(.refused))
                 return false
             }
-            let httpRequest = HTTPRequest(fastCGIParams: request.params)
+            let httpRequest = HTTPRequest(fastCGIParams: request.params, nonUTF8: request.nonUTF8Params)
             let started = MonotonicClock.nanoseconds()
             let requestID = accessLog.requestID(for: httpRequest)
             let failed = RequestContext.with(requestID: requestID) { () -> Int32? in

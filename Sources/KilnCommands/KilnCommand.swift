@@ -163,9 +163,11 @@ struct Serve: ParsableCommand {
         let workerArguments = ["kiln-worker", "--master-pid", String(getpid()),
                                "--settings-fd", String(SettingsSnapshot.workerFD)]
         let options = self.options
+        let shadowed = ShadowedRestartKeys(options)
         let master = Master(configuration: settings.server, workerLimits: settings.configuration.workerLimits, values: settings.values,
                             workerArguments: workerArguments, executablePath: workerPath, logger: logger) {
             let reloaded = try Settings.load(options)
+            for line in shadowed.changes(effective: reloaded.values) { logger.warning("\(line)") }
             return (reloaded.server, reloaded.values)
         }
         let status: Int32

@@ -66,11 +66,24 @@ import Testing
         }, at: 300)
         #expect(Array(actions.prefix(3)) == [
             .log(.warning, "status_listen changes only on restart", [:]),
-            .log(.warning, "listen, backlog, socket_mode, socket_owner and socket_group change only on restart; still listening on \(old.listen)", [:]),
+            .log(.warning, "server.backlog = \(old.backlog + 1): listen, backlog, socket_mode, socket_owner and socket_group change only on restart; still listening on \(old.listen), backlog \(old.backlog)", [:]),
             .replacePidFile("/run/kiln-new.pid"),
         ])
         #expect(h.supervisor.configuration.backlog == old.backlog && h.supervisor.configuration.statusListen == old.statusListen)
         #expect(h.supervisor.configuration.pidFile == "/run/kiln-new.pid")
+    }
+
+    /// Issue 25: the line names what changed (a new `listen` said only where it still listens).
+    @Test func aNewListenAddressIsNamed() {
+        var h = SupervisorHarness(workers: 1)
+        h.send(.start(boards: 8), at: 100)
+        let old = h.supervisor.configuration
+        let actions = h.send(Self.reloaded(h) {
+            $0.listen = .unix(path: "/run/kiln/other.sock")
+            $0.socketMode = 0o600
+        }, at: 300)
+        #expect(actions.first == .log(.warning, "server.listen = unix:/run/kiln/other.sock, server.socket_mode = 0600: listen, backlog, socket_mode, socket_owner and socket_group change only on restart; still listening on \(old.listen), backlog \(old.backlog)", [:]))
+        #expect(h.supervisor.configuration.listen == old.listen && h.supervisor.configuration.socketMode == old.socketMode)
     }
 
     @Test func aReloadEndsACrashLoop() {

@@ -23,9 +23,9 @@ extension Supervisor {
             actions.append(.log(.warning, "status_listen changes only on restart"))
             new.statusListen = old.statusListen
         }
-        if new.listen != old.listen || new.backlog != old.backlog || new.socketMode != old.socketMode
-            || new.socketOwner != old.socketOwner || new.socketGroup != old.socketGroup {
-            actions.append(.log(.warning, "listen, backlog, socket_mode, socket_owner and socket_group change only on restart; still listening on \(old.listen)"))
+        let changed = Supervisor.restartOnlyChanges(old, new)
+        if !changed.isEmpty {
+            actions.append(.log(.warning, "\(changed.joined(separator: ", ")): listen, backlog, socket_mode, socket_owner and socket_group change only on restart; still listening on \(old.listen), backlog \(old.backlog)"))
             new.listen = old.listen
             new.backlog = old.backlog
             new.socketMode = old.socketMode
@@ -52,6 +52,18 @@ extension Supervisor {
         actions.append(.log(.notice, "generation \(generation) started; \(draining.count) workers of the previous generation finish their requests and exit"))
         actions.append(.logWorkers)
         return actions
+    }
+
+    /// The socket settings a reload cannot apply that differ, as `server.listen = <new>`.
+    static func restartOnlyChanges(_ old: ServerConfiguration, _ new: ServerConfiguration) -> [String] {
+        typealias K = ServerConfiguration.Key
+        var out: [String] = []
+        if new.listen != old.listen { out.append("\(K.listen.key) = \(new.listen)") }
+        if new.backlog != old.backlog { out.append("\(K.backlog.key) = \(new.backlog)") }
+        if new.socketMode != old.socketMode { out.append("\(K.socketMode.key) = 0\(String(new.socketMode, radix: 8))") }
+        if new.socketOwner != old.socketOwner { out.append("\(K.socketOwner.key) = \"\(new.socketOwner)\"") }
+        if new.socketGroup != old.socketGroup { out.append("\(K.socketGroup.key) = \"\(new.socketGroup)\"") }
+        return out
     }
 
     /// Workers handed over (or stopped) whose `shutdown_timeout` has passed: SIGKILL, once.

@@ -209,6 +209,8 @@ public final class Master {
         let outcome: ReloadOutcome
         do {
             let loaded = try reload()
+            // The master's own answers take the new peer guards with the new generation.
+            let access = try PeerAccess(loaded.server)
             let newFD = try SettingsSnapshot.makeFile(loaded.values)
             let limits: WorkerLimitsConfiguration
             do {
@@ -217,7 +219,6 @@ public final class Master {
                 close(newFD)
                 throw error
             }
-            let access = try PeerAccess(loaded.server)
             values = loaded.values
             peerAccess = access
             close(settingsFD)

@@ -3,9 +3,9 @@ import KilnModel
 import KilnPipeline
 @testable import KilnHTTP
 
-/// Issue 25, item 6: the HTTP layer's small holes (one-line error bodies, paths that are not
+/// The HTTP layer's small holes (one-line error bodies, paths that are not
 /// UTF-8, the 415 sentence, signatures kept off the status page).
-@Suite struct Issue25HTTPTests {
+@Suite struct HostileRequestTextTests {
     @Test func controlCharactersAreEscapedIntoOneLine() {
         #expect(OneLineText.escaped("no such file 'a.jpg'") == "no such file 'a.jpg'")
         #expect(OneLineText.escaped("a\r\nb\tc") == "a\\r\\nb\\tc")

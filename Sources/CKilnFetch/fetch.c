@@ -48,6 +48,7 @@ typedef struct {
     kiln_fetch_result *result;
     int refused;
     int too_large;
+    int chunked;
 } transfer;
 
 static size_t on_body(char *data, size_t size, size_t count, void *user) {
@@ -97,9 +98,12 @@ static size_t on_header(char *data, size_t size, size_t count, void *user) {
         r->last_modified[0] = 0;
         r->content_range[0] = 0;
         r->content_length = -1;
+        t->chunked = 0;
         return n;
     }
     char length[32];
+    char coding[64];
+    if (header_value(data, n, "Transfer-Encoding", coding, sizeof coding) && strcasestr(coding, "chunked")) t->chunked = 1;
     header_value(data, n, "ETag", r->etag, sizeof r->etag);
     header_value(data, n, "Last-Modified", r->last_modified, sizeof r->last_modified);
     header_value(data, n, "Content-Range", r->content_range, sizeof r->content_range);
@@ -173,10 +177,17 @@ int kiln_fetch(const kiln_fetch_request *request, kiln_fetch_result *result) {
     curl.easy_setopt(h, CURLOPT_OPENSOCKETDATA, &t);
     if (result->max_bytes > 0) curl.easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)result->max_bytes);
     if (headers) curl.easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    if (request->low_speed_limit > 0 && request->low_speed_time > 0) {
+        curl.easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, request->low_speed_limit);
+        curl.easy_setopt(h, CURLOPT_LOW_SPEED_TIME, request->low_speed_time);
+    }
 
     CURLcode rc = curl.easy_perform(h);
     curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &result->status);
     curl.easy_getinfo(h, CURLINFO_REDIRECT_COUNT, &result->redirects);
+    long version = 0;
+    curl.easy_getinfo(h, CURLINFO_HTTP_VERSION, &version);
+    result->delimited = result->content_length >= 0 || t.chunked || version >= CURL_HTTP_VERSION_2_0;
     const char *why = error[0] ? error : curl.easy_strerror(rc);
     if (rc == CURLE_OK) {
         result->outcome = KILN_FETCH_OK;

@@ -88,7 +88,9 @@ def origin_factory():
 def limited_stack(make_stack, origin, *settings, workers=2):
     # server.queue_timeout: requests waiting for a token queue at the workers; no 503 for them here.
     args = ["--set", f"source.origins=o=http://127.0.0.1:{origin.port}/", "--set", "source.allowed_networks=127.0.0.1",
-            "--set", "source.connect_timeout=1s", "--set", "server.queue_timeout=30s"]
+            "--set", "source.connect_timeout=1s", "--set", "server.queue_timeout=30s",
+            # every worker may fetch (these tests measure the origin's own limits)
+            "--set", f"source.fetch_workers_max={workers}"]
     for s in settings:
         args += ["--set", s]
     return make_stack(workers=workers, extra_args=args)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 
 /* libcurl's entry points, resolved once. */
 static struct {
@@ -49,7 +50,38 @@ typedef struct {
     int refused;
     int too_large;
     int chunked;
+    /* The minimum speed (request->low_speed_*): measured from the end of the final response's
+     * headers (time to first byte is the time-out's business), window by window. */
+    double window_start; /* 0: headers not complete yet */
+    size_t window_bytes; /* body bytes when the window began */
+    int too_slow;
 } transfer;
+
+static double monotonic_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* libcurl calls it often while bytes arrive and about once a second while none do: non-zero
+ * aborts the transfer. A window of low_speed_time seconds that brought less than
+ * low_speed_limit bytes a second ends it; a faster one starts the next window. */
+static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
+    transfer *t = user;
+    (void)dltotal; (void)dlnow; (void)ultotal; (void)ulnow;
+    if (t->window_start == 0) return 0;
+    double now = monotonic_seconds();
+    double span = now - t->window_start;
+    if (span < (double)t->request->low_speed_time) return 0;
+    size_t got = t->result->length - t->window_bytes;
+    if ((double)got < (double)t->request->low_speed_limit * span) {
+        t->too_slow = 1;
+        return 1;
+    }
+    t->window_start = now;
+    t->window_bytes = t->result->length;
+    return 0;
+}
 
 static size_t on_body(char *data, size_t size, size_t count, void *user) {
     transfer *t = user;
@@ -99,6 +131,13 @@ static size_t on_header(char *data, size_t size, size_t count, void *user) {
         r->content_range[0] = 0;
         r->content_length = -1;
         t->chunked = 0;
+        t->window_start = 0;
+        return n;
+    }
+    if (n <= 2 && (data[0] == '\r' || data[0] == '\n')) {
+        /* The end of a response's headers: its body (if it is the final one) starts now. */
+        t->window_start = monotonic_seconds();
+        t->window_bytes = r->length;
         return n;
     }
     char length[32];
@@ -178,8 +217,9 @@ int kiln_fetch(const kiln_fetch_request *request, kiln_fetch_result *result) {
     if (result->max_bytes > 0) curl.easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)result->max_bytes);
     if (headers) curl.easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     if (request->low_speed_limit > 0 && request->low_speed_time > 0) {
-        curl.easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, request->low_speed_limit);
-        curl.easy_setopt(h, CURLOPT_LOW_SPEED_TIME, request->low_speed_time);
+        curl.easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl.easy_setopt(h, CURLOPT_XFERINFODATA, &t);
+        curl.easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
     }
 
     CURLcode rc = curl.easy_perform(h);
@@ -197,6 +237,10 @@ int kiln_fetch(const kiln_fetch_request *request, kiln_fetch_result *result) {
     } else if (t.too_large || rc == CURLE_FILESIZE_EXCEEDED) {
         result->outcome = KILN_FETCH_TOO_LARGE;
         snprintf(result->message, sizeof result->message, "more than %lld bytes", result->max_bytes);
+    } else if (t.too_slow) {
+        result->outcome = KILN_FETCH_TIMEOUT;
+        snprintf(result->message, sizeof result->message, "less than %ld bytes a second for %ld s (source.min_speed)",
+                 request->low_speed_limit, request->low_speed_time);
     } else if (rc == CURLE_OPERATION_TIMEDOUT) {
         result->outcome = KILN_FETCH_TIMEOUT;
         snprintf(result->message, sizeof result->message, "%s", why);

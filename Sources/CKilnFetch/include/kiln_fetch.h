@@ -26,8 +26,9 @@ typedef struct {
     int header_count;
     kiln_fetch_address_check check;
     void *check_context;
-    /* Abandon (KILN_FETCH_TIMEOUT) a transfer slower than `low_speed_limit` bytes a second for
-     * `low_speed_time` seconds; 0: no such limit. */
+    /* Abandon (KILN_FETCH_TIMEOUT) a body that arrives slower than `low_speed_limit` bytes a
+     * second over `low_speed_time` seconds, counted from the end of the response's headers (the
+     * wait for them is `timeout_ms`'s); 0: no such limit. */
     long low_speed_limit;
     long low_speed_time;
 } kiln_fetch_request;

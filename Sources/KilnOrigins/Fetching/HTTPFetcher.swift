@@ -11,8 +11,9 @@ public struct HTTPFetcher: Sendable {
     public var timeout: Double
     public var maxRedirects: Int
     public var maxBytes: Int
-    /// A transfer that stays below `minSpeed` bytes a second for `minSpeedTime` seconds (whole
-    /// seconds, rounded up: libcurl's granularity) is abandoned as a time-out; 0: never.
+    /// A body that arrives slower than `minSpeed` bytes a second over a window of `minSpeedTime`
+    /// seconds (whole seconds, rounded up), counted from the end of the headers, is abandoned as
+    /// a time-out; 0: never. (Waiting for the headers is `timeout`'s business.)
     public var minSpeed: Int
     public var minSpeedTime: Double
 

@@ -79,10 +79,10 @@ public struct OriginConfiguration: ConfigSection, Equatable {
             doc: "how long an origin's failure for a path (404, 5xx, time-out, refused, a body cut short) is remembered before asking again, by every worker sharing a disk cache (at most one resume of a kept partial download in that time); 0: never")
         public static let minSpeed = Setting.size(
             "source.min_speed", default: 32 * 1024, in: 0...(1 << 30),
-            doc: "a fetch whose transfer stays below this many bytes a second for source.min_speed_time is abandoned (504, like a time-out); 0: no minimum")
+            doc: "a fetch whose body arrives slower than this many bytes a second over source.min_speed_time (counted from the end of the origin's headers) is abandoned: 504, like a time-out; 0: no minimum")
         public static let minSpeedTime = Setting.duration(
             "source.min_speed_time", default: 2, in: 1...600,
-            doc: "how long a fetch may stay below source.min_speed (whole seconds, rounded up)")
+            doc: "the window over which source.min_speed is measured (whole seconds, rounded up)")
         public static let fetchWorkersMax = Setting.count(
             "source.fetch_workers_max", default: 0, in: 0...256,
             doc: "worker processes that may be in origin fetches at once, so the others keep serving local sources while an origin is slow (a fetch that finds none free within 250 ms is a 504); 0: all but one (server.workers − 1); at least server.workers: no limit")

@@ -211,14 +211,15 @@ public final class RemoteSource: SourceLoading, Sendable {
         case let .refused(why): return .upstream("origin \(name): \(why) (source.allowed_networks)")
         case let .tooLarge(why): return .tooLarge("origin \(name): source is \(why), over limits.max_file_bytes")
         case let .timeout(why):
-            return .upstreamTimeout("origin \(name) did not answer within source.fetch_timeout "
-                                    + "(or source.min_speed, limits.render_timeout): \(why)")
+            if why.contains("source.min_speed") { return .upstreamTimeout("origin \(name) sent its body too slowly: \(why)") }
+            return .upstreamTimeout("origin \(name) did not answer within source.fetch_timeout (or limits.render_timeout): \(why)")
         case let .redirects(why): return .upstream("origin \(name): \(why)")
         case let .unavailable(why): return .io("origin \(name): \(why)")
         case let .transport(why): return .upstream("origin \(name): \(why)")
         case let .interrupted(partial, why, timedOut):
             let what = "origin \(name) sent \(partial.body.count) bytes, then: \(why)"
-            return timedOut ? .upstreamTimeout("\(what) (source.fetch_timeout or source.min_speed)") : .upstream(what)
+            guard timedOut else { return .upstream(what) }
+            return .upstreamTimeout(why.contains("source.min_speed") ? what : "\(what) (source.fetch_timeout)")
         case let .notStarted(why): return .upstreamTimeout("origin \(name): \(why)")
         }
     }

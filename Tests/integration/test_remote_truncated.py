@@ -207,3 +207,18 @@ def test_a_body_shorter_than_its_content_length_is_remembered_by_every_worker(ma
     time.sleep(4.3)
     assert c.get("/w:40/f:png/o/short.jpg").status == 502
     assert len(origin.requests_for("short.jpg")) in (expected + 1, expected + 2), origin.requests_for("short.jpg")
+
+
+def test_without_a_disk_cache_a_short_body_is_remembered_by_each_worker(make_stack, origin):
+    """No disk cache: nothing is shared, no partial download is kept, each worker remembers the
+    broken transfer for source.negative_ttl, so 20 requests cost at most one GET per worker."""
+    data = jpeg_bytes()
+    origin.serve("short.jpg", data, mode="short", keep=len(data) // 3)
+    args = ["--set", f"source.origins=o=http://127.0.0.1:{origin.port}/", "--set", "source.allowed_networks=127.0.0.1",
+            "--set", "source.negative_ttl=30s"]
+    s = make_stack(workers=2, extra_args=args)
+    assert len(s.wait_workers(2)) == 2
+    c = s.client()
+    answers = [c.get(f"/w:{40 + i}/f:png/o/short.jpg") for i in range(20)]
+    assert all(a.status == 502 for a in answers), [a.describe() for a in answers if a.status != 502][:2]
+    assert 1 <= len(origin.requests_for("short.jpg")) <= 2, origin.requests_for("short.jpg")

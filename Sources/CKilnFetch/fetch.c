@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 
 /* libcurl's entry points, resolved once. */
 static struct {
@@ -48,7 +49,39 @@ typedef struct {
     kiln_fetch_result *result;
     int refused;
     int too_large;
+    int chunked;
+    /* The minimum speed (request->low_speed_*): measured from the end of the final response's
+     * headers (time to first byte is the time-out's business), window by window. */
+    double window_start; /* 0: headers not complete yet */
+    size_t window_bytes; /* body bytes when the window began */
+    int too_slow;
 } transfer;
+
+static double monotonic_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* libcurl calls it often while bytes arrive and about once a second while none do: non-zero
+ * aborts the transfer. A window of low_speed_time seconds that brought less than
+ * low_speed_limit bytes a second ends it; a faster one starts the next window. */
+static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
+    transfer *t = user;
+    (void)dltotal; (void)dlnow; (void)ultotal; (void)ulnow;
+    if (t->window_start == 0) return 0;
+    double now = monotonic_seconds();
+    double span = now - t->window_start;
+    if (span < (double)t->request->low_speed_time) return 0;
+    size_t got = t->result->length - t->window_bytes;
+    if ((double)got < (double)t->request->low_speed_limit * span) {
+        t->too_slow = 1;
+        return 1;
+    }
+    t->window_start = now;
+    t->window_bytes = t->result->length;
+    return 0;
+}
 
 static size_t on_body(char *data, size_t size, size_t count, void *user) {
     transfer *t = user;
@@ -97,9 +130,19 @@ static size_t on_header(char *data, size_t size, size_t count, void *user) {
         r->last_modified[0] = 0;
         r->content_range[0] = 0;
         r->content_length = -1;
+        t->chunked = 0;
+        t->window_start = 0;
+        return n;
+    }
+    if (n <= 2 && (data[0] == '\r' || data[0] == '\n')) {
+        /* The end of a response's headers: its body (if it is the final one) starts now. */
+        t->window_start = monotonic_seconds();
+        t->window_bytes = r->length;
         return n;
     }
     char length[32];
+    char coding[64];
+    if (header_value(data, n, "Transfer-Encoding", coding, sizeof coding) && strcasestr(coding, "chunked")) t->chunked = 1;
     header_value(data, n, "ETag", r->etag, sizeof r->etag);
     header_value(data, n, "Last-Modified", r->last_modified, sizeof r->last_modified);
     header_value(data, n, "Content-Range", r->content_range, sizeof r->content_range);
@@ -173,10 +216,18 @@ int kiln_fetch(const kiln_fetch_request *request, kiln_fetch_result *result) {
     curl.easy_setopt(h, CURLOPT_OPENSOCKETDATA, &t);
     if (result->max_bytes > 0) curl.easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)result->max_bytes);
     if (headers) curl.easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    if (request->low_speed_limit > 0 && request->low_speed_time > 0) {
+        curl.easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl.easy_setopt(h, CURLOPT_XFERINFODATA, &t);
+        curl.easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    }
 
     CURLcode rc = curl.easy_perform(h);
     curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &result->status);
     curl.easy_getinfo(h, CURLINFO_REDIRECT_COUNT, &result->redirects);
+    long version = 0;
+    curl.easy_getinfo(h, CURLINFO_HTTP_VERSION, &version);
+    result->delimited = result->content_length >= 0 || t.chunked || version >= CURL_HTTP_VERSION_2_0;
     const char *why = error[0] ? error : curl.easy_strerror(rc);
     if (rc == CURLE_OK) {
         result->outcome = KILN_FETCH_OK;
@@ -186,6 +237,10 @@ int kiln_fetch(const kiln_fetch_request *request, kiln_fetch_result *result) {
     } else if (t.too_large || rc == CURLE_FILESIZE_EXCEEDED) {
         result->outcome = KILN_FETCH_TOO_LARGE;
         snprintf(result->message, sizeof result->message, "more than %lld bytes", result->max_bytes);
+    } else if (t.too_slow) {
+        result->outcome = KILN_FETCH_TIMEOUT;
+        snprintf(result->message, sizeof result->message, "less than %ld bytes a second for %ld s (source.min_speed)",
+                 request->low_speed_limit, request->low_speed_time);
     } else if (rc == CURLE_OPERATION_TIMEDOUT) {
         result->outcome = KILN_FETCH_TIMEOUT;
         snprintf(result->message, sizeof result->message, "%s", why);

@@ -14,11 +14,14 @@ public struct OriginSources: SourceStageBuilding {
     /// The file the workers share origin limits through (the master's, on fd 5 of each worker);
     /// nil: each process keeps its own (`kiln process`, `kiln warm`, tests).
     public var sharedState: RecordLockFile?
+    /// `server.workers`: how many processes share the origins (`source.fetch_workers_max`).
+    public var workers: Int
 
-    public init(_ configuration: OriginConfiguration, maxFileBytes: Int, sharedState: RecordLockFile? = nil) {
+    public init(_ configuration: OriginConfiguration, maxFileBytes: Int, sharedState: RecordLockFile? = nil, workers: Int = 1) {
         self.configuration = configuration
         self.maxFileBytes = maxFileBytes
         self.sharedState = sharedState
+        self.workers = workers
     }
 
     /// `local` alone, or a `SourceRouter` over it and the remote origins of `source.origins`,
@@ -30,9 +33,10 @@ public struct OriginSources: SourceStageBuilding {
         guard !source.origins.isEmpty else { return (local, nil) }
         let traffic = OriginTraffic()
         let fetcher = HTTPFetcher(connectTimeout: source.connectTimeout, timeout: source.fetchTimeout,
-                                  maxRedirects: source.maxRedirects, maxBytes: maxFileBytes)
+                                  maxRedirects: source.maxRedirects, maxBytes: maxFileBytes,
+                                  minSpeed: source.minSpeed, minSpeedTime: source.minSpeedTime)
         let policy = OriginAddressPolicy(allowedNetworks: source.allowedNetworks)
-        let limits = source.originLimits
+        let limits = source.originLimits(workers: workers)
         let state = limits.isUnlimited ? nil : (sharedState ?? RecordLockFile.anonymous())
         let signer = source.origins.contains { $0.kind == .s3 } ? try S3Access.signer(for: source) : nil
         // A signed request is for one host: S3 origins follow no redirect (its headers, the

@@ -210,16 +210,21 @@ def test_a_body_cut_mid_way_is_resumed_by_the_next_request(make_stack, origin, d
 
 
 def test_a_resume_cut_again_keeps_both_parts_and_the_third_attempt_completes(make_stack, origin, disk):
+    """One resume per source.negative_ttl window: the cut GET, its resume (cut again), then the
+    remembered 502 until the window ends, then the resume that completes."""
     data = (CORPUS / PORTRAIT).read_bytes()
     origin.serve(PORTRAIT, data)
     origin.cut[PORTRAIT] = 60_000
-    s = shared_stack(make_stack, origin, disk)
+    s = shared_stack(make_stack, origin, disk, "--set", "source.negative_ttl=2s")
     c = s.client()
     assert c.get(f"/w:64/f:png/origin-a/{PORTRAIT}").status == 502
     origin.cut[PORTRAIT] = 50_000   # of the 206
     assert c.get(f"/w:64/f:png/origin-a/{PORTRAIT}").status == 502
     parts = remote_files(disk, ".part")
     assert len(parts) == 1 and parts[0].read_bytes() == data[:110_000]
+    remembered = c.get(f"/w:64/f:png/origin-a/{PORTRAIT}")
+    assert remembered.status == 502 and len(origin.requests_for(PORTRAIT)) == 2, remembered.describe()
+    time.sleep(2.2)
     r = c.get(f"/w:64/f:png/origin-a/{PORTRAIT}")
     assert r.status == 200, r.describe()
     seen = origin.requests_for(PORTRAIT)

@@ -88,7 +88,9 @@ def origin_factory():
 def limited_stack(make_stack, origin, *settings, workers=2):
     # server.queue_timeout: requests waiting for a token queue at the workers; no 503 for them here.
     args = ["--set", f"source.origins=o=http://127.0.0.1:{origin.port}/", "--set", "source.allowed_networks=127.0.0.1",
-            "--set", "source.connect_timeout=1s", "--set", "server.queue_timeout=30s"]
+            "--set", "source.connect_timeout=1s", "--set", "server.queue_timeout=30s",
+            # every worker may fetch (these tests measure the origin's own limits)
+            "--set", f"source.fetch_workers_max={workers}"]
     for s in settings:
         args += ["--set", s]
     return make_stack(workers=workers, extra_args=args)
@@ -210,3 +212,13 @@ def test_a_fetch_ends_before_the_render_deadline(make_stack, origin_factory):
     assert 1.0 < took < 2 * 2.0, f"{took:.2f} s"
     assert s.worker_pids() == workers, "the worker was not replaced"
     assert metric(client, "kiln_worker_restarts_total", cause="deadline") == 0
+
+
+def test_an_origin_slow_to_answer_but_quick_to_send_is_not_cut_by_min_speed(make_stack, origin_factory):
+    """source.min_speed measures the body from the end of the headers: an origin that waits 3 s
+    before answering at full speed is not abandoned after source.min_speed_time (1 s)."""
+    origin = origin_factory(delay=3)
+    s = limited_stack(make_stack, origin, "source.min_speed=32KiB", "source.min_speed_time=1s", "source.fetch_timeout=10s",
+                      workers=1)
+    r = s.client().get("/w:40/f:jpeg/o/late.jpg", timeout=30)
+    assert r.status == 200, r.describe()

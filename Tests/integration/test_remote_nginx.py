@@ -10,13 +10,15 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
-from helpers import BENCH, CORPUS, PHOTO_HD
+from helpers import BENCH, CORPUS, PHOTO_HD, status_json
 from stack import free_port, tail
 
 PHOTO = "pillow_hopper.jpg"
@@ -54,6 +56,16 @@ http {{
             limit_rate_after 100k;
             limit_rate $origin_rate;
         }}
+        # /paced/: every answer at 256 KB/s (a 738 KB photo takes about 3 s).
+        location /paced/ {{
+            alias {self.files}/;
+            limit_rate 256k;
+        }}
+        # /trickle/: 1 KB a second (headers at once), far below any sensible source.min_speed.
+        location /trickle/ {{
+            alias {self.files}/;
+            limit_rate 1k;
+        }}
     }}
     client_body_temp_path {self.dir}/tmp; proxy_temp_path {self.dir}/tmp; fastcgi_temp_path {self.dir}/tmp;
     uwsgi_temp_path {self.dir}/tmp; scgi_temp_path {self.dir}/tmp;
@@ -84,7 +96,8 @@ http {{
     def requests(self, name: str) -> list[str]:
         if not self.log.exists():
             return []
-        return [line for line in self.log.read_text().splitlines() if f" /{name} " in line or f" /slow/{name} " in line]
+        return [line for line in self.log.read_text().splitlines()
+                if any(f" {prefix}{name} " in line for prefix in ("/", "/slow/", "/paced/", "/trickle/"))]
 
     def stop(self):
         self.process.terminate()
@@ -102,11 +115,11 @@ def nginx_origin():
     o.stop()
 
 
-def origin_stack(make_stack, origin, *settings, workers=1, base=""):
+def origin_stack(make_stack, origin, *settings, workers=1, base="", **kw):
     args = ["--set", f"source.origins=web=http://127.0.0.1:{origin.port}/{base}", "--set", "source.allowed_networks=127.0.0.1"]
     for s in settings:
         args += ["--set", s]
-    return make_stack(workers=workers, extra_args=args)
+    return make_stack(workers=workers, extra_args=args, **kw)
 
 
 def wait_for_log(origin, name, count, timeout=5.0):
@@ -185,3 +198,74 @@ def test_a_download_cut_by_the_fetch_timeout_resumes_with_a_range_from_nginx(mak
     text = c.get("/_kiln/metrics", timeout=10).body.decode().splitlines()
     assert "kiln_origin_resumed_total 1" in text and f"kiln_origin_bytes_total {len(data)}" in text, \
         [x for x in text if "origin" in x]
+
+
+def test_64_concurrent_cold_requests_for_8_sizes_of_a_paced_738k_photo_cost_one_get(make_stack, nginx_origin, tmp_path):
+    """Issue 25: a realistic source (738 KB) from an origin that takes about 3 s to send it, 64
+    concurrent requests for 8 sizes through 2 workers: nginx's access log has exactly one GET."""
+    data = nginx_origin.put("hd.jpg", BENCH / PHOTO_HD)
+    assert len(data) >= 500_000
+    s = origin_stack(make_stack, nginx_origin, f"cache.disk_path={tmp_path / 'cache'}", "source.fetch_timeout=30s",
+                     "limits.render_timeout=60s", "server.queue_timeout=120s", workers=2, base="paced/",
+                     nginx_env={"KILN_NGINX_CONN_LIMIT": "80"})
+    assert len(s.wait_workers(2)) == 2
+    c = s.client()
+    widths = [40 + 10 * (i % 8) for i in range(64)]
+    barrier = threading.Barrier(64)
+
+    def one(w):
+        barrier.wait(timeout=30)
+        return w, c.get(f"/w:{w}/f:png/web/hd.jpg", timeout=120)
+
+    with ThreadPoolExecutor(max_workers=64) as pool:
+        results = list(pool.map(one, widths))
+    bad = [(w, r.describe()) for w, r in results if r.status != 200]
+    assert not bad, bad[:3]
+    assert all(r.image().size[0] == w for w, r in results)
+    log = wait_for_log(nginx_origin, "hd.jpg", 1)
+    time.sleep(0.5)  # a second GET would be logged by now too
+    log = nginx_origin.requests("hd.jpg")
+    assert log == ["200 GET /paced/hd.jpg inm=[-] ims=[-] range=[-] ifrange=[-]"], log
+
+
+def test_a_trickling_origin_is_a_504_after_source_min_speed_time(make_stack, nginx_origin):
+    """1 KB a second against source.min_speed = 32 KiB/s over 1 s: abandoned after the first
+    window (1-2 s: libcurl reports progress about once a second), long before
+    source.fetch_timeout (30 s); the bytes so far are kept for a resume."""
+    nginx_origin.put("t.jpg", BENCH / PHOTO_HD)
+    s = origin_stack(make_stack, nginx_origin, "source.min_speed=32KiB", "source.min_speed_time=1s",
+                     "source.fetch_timeout=30s", "limits.render_timeout=60s", base="trickle/")
+    c = s.client()
+    t0 = time.monotonic()
+    r = c.get("/w:40/f:png/web/t.jpg", timeout=60)
+    took = time.monotonic() - t0
+    assert r.status == 504 and "source.min_speed" in r.body.decode(), r.describe()
+    assert took < 4.0, f"{took:.1f} s (expected about 1-2 s)"
+
+
+def test_two_trickling_fetches_leave_a_worker_for_local_sources(make_stack, nginx_origin, root):
+    """2 workers, source.fetch_workers_max at its default (1): while two requests for trickling
+    remote sources are in flight, a request for a local file is answered 200."""
+    nginx_origin.put("t1.jpg", BENCH / PHOTO_HD)
+    nginx_origin.put("t2.jpg", BENCH / PHOTO_HD)
+    s = origin_stack(make_stack, nginx_origin, "source.min_speed=0", "source.fetch_timeout=8s",
+                     "limits.render_timeout=20s", workers=2, base="trickle/")
+    assert len(s.wait_workers(2)) == 2
+    c = s.client()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        remote = [pool.submit(c.get, f"/w:40/f:png/web/t{i}.jpg", None, 30) for i in (1, 2)]
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            busy = [w for w in status_json(c)["workers"] if w["state"] == "busy" and "/web/t" in (w.get("uri") or "")]
+            if busy:
+                break
+            time.sleep(0.05)
+        assert busy, "no remote request in flight"
+        t0 = time.monotonic()
+        local = c.get(f"/w:40/f:png/{PHOTO_HD}", timeout=30)
+        took = time.monotonic() - t0
+        assert local.status == 200, local.describe()
+        assert any(not f.done() for f in remote) and took < 4.0, took
+        answers = [f.result() for f in remote]
+    assert sorted(a.status for a in answers) == [504, 504], [a.describe() for a in answers]
+    assert any("source.fetch_workers_max 1" in a.body.decode() for a in answers), [a.body for a in answers]

@@ -26,6 +26,11 @@ typedef struct {
     int header_count;
     kiln_fetch_address_check check;
     void *check_context;
+    /* Abandon (KILN_FETCH_TIMEOUT) a body that arrives slower than `low_speed_limit` bytes a
+     * second over `low_speed_time` seconds, counted from the end of the response's headers (the
+     * wait for them is `timeout_ms`'s); 0: no such limit. */
+    long low_speed_limit;
+    long low_speed_time;
 } kiln_fetch_request;
 
 enum {
@@ -52,6 +57,10 @@ typedef struct {
     long long content_length; /* -1 when absent */
     char content_range[128];  /* of a 206: "bytes first-last/total" */
     long redirects;
+    /* The transfer itself proves where the body ends: a Content-Length, chunked encoding, or
+     * HTTP/2 and later framing. 0: the body ended when the connection closed (HTTP/1.x without
+     * either), which a cut connection looks like too. */
+    int delimited;
 } kiln_fetch_result;
 
 /* Fills `result` (release it with kiln_fetch_release) and returns its outcome. */

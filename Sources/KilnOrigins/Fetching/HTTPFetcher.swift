@@ -11,12 +11,20 @@ public struct HTTPFetcher: Sendable {
     public var timeout: Double
     public var maxRedirects: Int
     public var maxBytes: Int
+    /// A body that arrives slower than `minSpeed` bytes a second over a window of `minSpeedTime`
+    /// seconds (whole seconds, rounded up), counted from the end of the headers, is abandoned as
+    /// a time-out; 0: never. (Waiting for the headers is `timeout`'s business.)
+    public var minSpeed: Int
+    public var minSpeedTime: Double
 
-    public init(connectTimeout: Double, timeout: Double, maxRedirects: Int, maxBytes: Int) {
+    public init(connectTimeout: Double, timeout: Double, maxRedirects: Int, maxBytes: Int,
+                minSpeed: Int = 0, minSpeedTime: Double = 0) {
         self.connectTimeout = connectTimeout
         self.timeout = timeout
         self.maxRedirects = maxRedirects
         self.maxBytes = maxBytes
+        self.minSpeed = minSpeed
+        self.minSpeedTime = minSpeedTime
     }
 
     /// An HTTP answer, whatever its status.
@@ -29,9 +37,12 @@ public struct HTTPFetcher: Sendable {
         /// A 206's `Content-Range`, raw (`ContentRange(_:)` parses it).
         public var contentRange: String?
         public var redirects: Int
+        /// Whether the transfer proves where the body ends (`Content-Length`, chunked, HTTP/2
+        /// framing); false for a body that ended when the connection closed, as a cut one does.
+        public var delimited: Bool
 
         public init(status: Int, body: [UInt8], etag: String? = nil, lastModified: String? = nil,
-                    contentLength: Int? = nil, contentRange: String? = nil, redirects: Int = 0) {
+                    contentLength: Int? = nil, contentRange: String? = nil, redirects: Int = 0, delimited: Bool = true) {
             self.status = status
             self.body = body
             self.etag = etag
@@ -39,6 +50,7 @@ public struct HTTPFetcher: Sendable {
             self.contentLength = contentLength
             self.contentRange = contentRange
             self.redirects = redirects
+            self.delimited = delimited
         }
     }
 
@@ -120,7 +132,9 @@ public struct HTTPFetcher: Sendable {
                         url: cURL, connect_timeout_ms: HTTPFetcher.milliseconds(connectTimeout),
                         timeout_ms: HTTPFetcher.milliseconds(timeout), max_redirects: maxRedirects,
                         max_bytes: Int64(maxBytes), headers: cHeaders.baseAddress, header_count: Int32(cHeaders.count),
-                        check: HTTPFetcher.trampoline, check_context: Unmanaged.passUnretained(guardian).toOpaque())
+                        check: HTTPFetcher.trampoline, check_context: Unmanaged.passUnretained(guardian).toOpaque(),
+                        low_speed_limit: minSpeed > 0 && minSpeedTime > 0 ? minSpeed : 0,
+                        low_speed_time: Int(minSpeedTime.rounded(.up)))
                     return withExtendedLifetime(guardian) { kiln_fetch(&request, &result) }
                 }
             }
@@ -151,7 +165,8 @@ public struct HTTPFetcher: Sendable {
         return Response(status: result.status, body: body, etag: etag.isEmpty ? nil : etag,
                         lastModified: modified.isEmpty ? nil : modified,
                         contentLength: result.content_length >= 0 ? Int(result.content_length) : nil,
-                        contentRange: range.isEmpty ? nil : range, redirects: result.redirects)
+                        contentRange: range.isEmpty ? nil : range, redirects: result.redirects,
+                        delimited: result.delimited != 0)
     }
 
     /// The Swift side of `kiln_fetch`'s address check.

@@ -144,10 +144,22 @@ public final class RemoteSource: SourceLoading, Sendable {
             fetcher.timeout = min(fetcher.timeout, left)
         }
         var permit: OriginGate.Permit?
+        var worker: OriginGate.Permit?
+        defer {
+            permit?.release()
+            worker?.release()
+        }
         if let gate {
             // A slot that comes with almost none of the fetch time left would start a fetch that
             // cannot finish: that fetch found no (useful) slot, and says so.
             let useful = RemoteSource.minimumFetchTime(fetcher.timeout)
+            // First a worker slot (given up at once when all are taken: this worker is then free
+            // for local sources), then the origin's own slot and token.
+            worker = gate.enterWorker(until: started + fetcher.timeout - useful)
+            guard worker != nil else {
+                record(.limited, bytes: 0, since: started, waited: MonotonicClock.seconds() - started)
+                throw .notStarted("every worker allowed to fetch is fetching (source.fetch_workers_max \(gate.limits.fetchWorkers))")
+            }
             let entered = gate.enter(until: started + fetcher.timeout - useful)
             guard let entered else {
                 record(.limited, bytes: 0, since: started, waited: MonotonicClock.seconds() - started)
@@ -155,10 +167,9 @@ public final class RemoteSource: SourceLoading, Sendable {
                                   + "(source.origin_concurrency \(gate.limits.concurrency), source.origin_rate \(gate.limits.rate))")
             }
             permit = entered
-            fetcher.timeout = max(0.001, fetcher.timeout - entered.waited)
+            fetcher.timeout = max(0.001, fetcher.timeout - (MonotonicClock.seconds() - started))
         }
-        defer { permit?.release() }
-        let waited = permit?.waited ?? 0
+        let waited = permit.map { _ in MonotonicClock.seconds() - started } ?? 0
         let response: HTTPFetcher.Response
         do {
             let url = origin.url(for: path)
@@ -200,24 +211,27 @@ public final class RemoteSource: SourceLoading, Sendable {
         case let .refused(why): return .upstream("origin \(name): \(why) (source.allowed_networks)")
         case let .tooLarge(why): return .tooLarge("origin \(name): source is \(why), over limits.max_file_bytes")
         case let .timeout(why):
+            if why.contains("source.min_speed") { return .upstreamTimeout("origin \(name) sent its body too slowly: \(why)") }
             return .upstreamTimeout("origin \(name) did not answer within source.fetch_timeout (or limits.render_timeout): \(why)")
         case let .redirects(why): return .upstream("origin \(name): \(why)")
         case let .unavailable(why): return .io("origin \(name): \(why)")
         case let .transport(why): return .upstream("origin \(name): \(why)")
         case let .interrupted(partial, why, timedOut):
             let what = "origin \(name) sent \(partial.body.count) bytes, then: \(why)"
-            return timedOut ? .upstreamTimeout("\(what) (source.fetch_timeout)") : .upstream(what)
+            guard timedOut else { return .upstream(what) }
+            return .upstreamTimeout(why.contains("source.min_speed") ? what : "\(what) (source.fetch_timeout)")
         case let .notStarted(why): return .upstreamTimeout("origin \(name): \(why)")
         }
     }
 
-    /// `loadError(failure)`, remembered for `path` during `source.negative_ttl`, except when a
-    /// retry may well do better: a body that broke off (the next request resumes it) or a fetch
-    /// our own limits did not start.
-    func remembering(_ failure: HTTPFetcher.Failure, for path: String) -> LoadError {
+    /// `loadError(failure)`, remembered for `path` during `source.negative_ttl`, except for a
+    /// fetch our own limits did not start, and for a body that broke off when `resumable` (kept
+    /// for a resume: `SharedOriginSource` remembers it for every worker, with the resume allowed).
+    func remembering(_ failure: HTTPFetcher.Failure, for path: String, resumable: Bool = false) -> LoadError {
         let error = loadError(failure)
         switch failure {
-        case .interrupted, .notStarted: return error
+        case .notStarted: return error
+        case .interrupted where resumable: return error
         default: return rememberFailure(error, for: path)
         }
     }
@@ -225,6 +239,11 @@ public final class RemoteSource: SourceLoading, Sendable {
     private func record(_ outcome: OriginFetch.Outcome, bytes: Int, since started: Double, waited: Double, resumed: Bool = false) {
         traffic?.record(OriginFetch(origin: origin.name, outcome: outcome, bytes: bytes,
                                     seconds: MonotonicClock.seconds() - started, waited: waited, resumed: resumed))
+    }
+
+    /// Whether a fresh failure is remembered for `path` (in this process).
+    func remembers(_ path: String) -> Bool {
+        (try? checkRemembered(path)) == nil
     }
 
     /// Throws the failure remembered for `path`, if it is still fresh.
@@ -235,7 +254,7 @@ public final class RemoteSource: SourceLoading, Sendable {
     }
 
     /// `error`, remembered for `path` during `source.negative_ttl`.
-    private func rememberFailure(_ error: LoadError, for path: String) -> LoadError {
+    func rememberFailure(_ error: LoadError, for path: String) -> LoadError {
         guard negativeTTL > 0 else { return error }
         let until = MonotonicClock.seconds() + negativeTTL
         failures.withLock { known in
@@ -261,6 +280,12 @@ public final class RemoteSource: SourceLoading, Sendable {
         }
         if let declared = response.contentLength, declared != response.body.count {
             throw rememberFailure(.upstream("origin \(origin.name) sent \(response.body.count) of \(declared) bytes for \(path)"), for: path)
+        }
+        // A body that ended when the connection closed may have been cut: only the format's own
+        // structure can show it is whole.
+        if !response.delimited, case let .unproven(why) = ImageCompleteness.check(response.body) {
+            throw rememberFailure(.upstream("origin \(origin.name) sent \(response.body.count) bytes for \(path) without "
+                                            + "Content-Length or chunked encoding, and they are not a whole image: \(why)"), for: path)
         }
         let modified = response.lastModified.flatMap(HTTPDate.parse) ?? 0
         let identity = SourceIdentity(size: response.body.count, mtimeNanoseconds: modified * 1_000_000_000, inode: 0,

@@ -17,10 +17,22 @@ public struct OriginConfiguration: ConfigSection, Equatable {
     public var originRate = Key.originRate.defaultValue
     public var originBurst = Key.originBurst.defaultValue
     public var negativeTTL = Key.negativeTTL.defaultValue
+    public var minSpeed = Key.minSpeed.defaultValue
+    public var minSpeedTime = Key.minSpeedTime.defaultValue
+    /// 0: `server.workers` − 1 (`fetchWorkers(workers:)`).
+    public var fetchWorkersMax = Key.fetchWorkersMax.defaultValue
 
-    /// The limits every origin's `OriginGate` enforces.
-    public var originLimits: OriginGate.Limits {
-        OriginGate.Limits(concurrency: originConcurrency, rate: Double(originRate), burst: originBurst)
+    /// The limits every origin's `OriginGate` enforces, with `workers` worker processes.
+    public func originLimits(workers: Int) -> OriginGate.Limits {
+        OriginGate.Limits(concurrency: originConcurrency, rate: Double(originRate), burst: originBurst,
+                          fetchWorkers: fetchWorkers(workers: workers))
+    }
+
+    /// How many of `workers` processes may be in origin fetches at once: `source.fetch_workers_max`,
+    /// by default all but one; 0 (no limit) with a single worker or a limit of at least `workers`.
+    public func fetchWorkers(workers: Int) -> Int {
+        let limit = fetchWorkersMax > 0 ? fetchWorkersMax : workers - 1
+        return limit >= 1 && limit < workers ? limit : 0
     }
 
     /// S3 origins: the endpoint (empty: AWS's, from the region), the region, and where the
@@ -64,7 +76,16 @@ public struct OriginConfiguration: ConfigSection, Equatable {
                                                       doc: "fetches source.origin_rate lets through at once after a quiet time")
         public static let negativeTTL = Setting.duration(
             "source.negative_ttl", default: 10, in: 0...3600,
-            doc: "how long a worker remembers an origin's failure for a path (404, 5xx, time-out, refused) before asking again; 0: never")
+            doc: "how long an origin's failure for a path (404, 5xx, time-out, refused, a body cut short) is remembered before asking again, by every worker sharing a disk cache (at most one resume of a kept partial download in that time); 0: never")
+        public static let minSpeed = Setting.size(
+            "source.min_speed", default: 32 * 1024, in: 0...(1 << 30),
+            doc: "a fetch whose body arrives slower than this many bytes a second over source.min_speed_time (counted from the end of the origin's headers) is abandoned: 504, like a time-out; 0: no minimum")
+        public static let minSpeedTime = Setting.duration(
+            "source.min_speed_time", default: 2, in: 1...600,
+            doc: "the window over which source.min_speed is measured (whole seconds, rounded up)")
+        public static let fetchWorkersMax = Setting.count(
+            "source.fetch_workers_max", default: 0, in: 0...256,
+            doc: "worker processes that may be in origin fetches at once, so the others keep serving local sources while an origin is slow (a fetch that finds none free within 250 ms is a 504); 0: all but one (server.workers − 1); at least server.workers: no limit")
         public static let s3Endpoint = Setting<String>.custom(
             "source.s3_endpoint", default: "", type: "string", expected: "empty, or http(s)://host[:port] (e.g. http://127.0.0.1:9000)",
             doc: "where s3:// origins are read, path-style (endpoint/bucket/key); empty: AWS, https://s3.<region>.amazonaws.com",
@@ -91,6 +112,9 @@ public struct OriginConfiguration: ConfigSection, Equatable {
         ConfigField(Key.originRate) { $0.originRate = $1 },
         ConfigField(Key.originBurst) { $0.originBurst = $1 },
         ConfigField(Key.negativeTTL) { $0.negativeTTL = $1 },
+        ConfigField(Key.minSpeed) { $0.minSpeed = $1 },
+        ConfigField(Key.minSpeedTime) { $0.minSpeedTime = $1 },
+        ConfigField(Key.fetchWorkersMax) { $0.fetchWorkersMax = $1 },
         ConfigField(Key.s3Endpoint) { $0.s3Endpoint = $1 },
         ConfigField(Key.s3Region) { $0.s3Region = $1 },
         ConfigField(Key.s3CredentialsFile) { $0.s3CredentialsFile = $1 },

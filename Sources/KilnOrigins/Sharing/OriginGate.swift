@@ -5,7 +5,10 @@ import KilnPOSIX
 /// The limits one origin's fetches share across all the workers (Nuke's rate limiter, across
 /// processes), so that a burst of cache misses cannot flood an origin: at most
 /// `source.origin_concurrency` fetches at a time, and at most `source.origin_rate` fetches a
-/// second with bursts of `source.origin_burst` (a token bucket).
+/// second with bursts of `source.origin_burst` (a token bucket). Across all origins, at most
+/// `source.fetch_workers_max` worker processes are in fetches at once, so a slow origin cannot
+/// hold every worker while local sources wait: a fetch that finds no worker slot gives up almost
+/// at once (`workerWait`), freeing its worker for the next request.
 ///
 /// The state lives in the master's `RecordLockFile` (fd 5 of every worker): fetch slots are
 /// record locks on single bytes, which the kernel releases when a worker dies, and the bucket is
@@ -20,14 +23,17 @@ public struct OriginGate: Sendable {
         public var rate: Double
         /// Fetches the bucket holds when it is full.
         public var burst: Int
+        /// Worker processes in origin fetches at a time (all origins together); 0: no limit.
+        public var fetchWorkers: Int
 
-        public init(concurrency: Int, rate: Double, burst: Int) {
+        public init(concurrency: Int, rate: Double, burst: Int, fetchWorkers: Int = 0) {
             self.concurrency = concurrency
             self.rate = rate
             self.burst = max(1, burst)
+            self.fetchWorkers = fetchWorkers
         }
 
-        public var isUnlimited: Bool { concurrency == 0 && rate == 0 }
+        public var isUnlimited: Bool { concurrency == 0 && rate == 0 && fetchWorkers == 0 }
     }
 
     /// A fetch's right to run; `release()` it when the fetch is over.
@@ -57,6 +63,27 @@ public struct OriginGate: Sendable {
     private var stateLock: Int64 { (1 << 40) + Int64(index) }
     private func slot(_ j: Int) -> Int64 { (1 << 41) + (Int64(index) << 16) + Int64(j) }
     private var record: Int64 { Int64(index) * 16 }
+    /// Worker slots are shared by every origin's gate.
+    private func workerSlot(_ j: Int) -> Int64 { (1 << 42) + Int64(j) }
+
+    /// Seconds a fetch waits for a worker slot (`Limits.fetchWorkers`) before giving up: a worker
+    /// waiting longer would be held by the origins all the same.
+    public static let workerWait = 0.25
+
+    /// A worker slot (`Limits.fetchWorkers`), polled for at most `workerWait` and never past
+    /// `deadline`; nil when every slot stays taken. A permit without a slot when there is no limit.
+    public func enterWorker(until deadline: Double) -> Permit? {
+        let start = MonotonicClock.seconds()
+        guard limits.fetchWorkers > 0 else { return Permit(file: nil, slot: nil, waited: 0) }
+        let giveUp = min(deadline, start + OriginGate.workerWait)
+        while true {
+            if let taken = (0..<limits.fetchWorkers).lazy.map({ self.workerSlot($0) }).first(where: { self.file.tryLock($0) }) {
+                return Permit(file: file, slot: taken, waited: MonotonicClock.seconds() - start)
+            }
+            if MonotonicClock.seconds() >= giveUp { return nil }
+            Sleep.milliseconds(5)
+        }
+    }
 
     /// Waits for a token and a free slot until `deadline` (monotonic seconds); nil when the
     /// deadline comes first.

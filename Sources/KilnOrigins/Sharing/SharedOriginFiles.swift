@@ -13,9 +13,19 @@ struct SharedVersion: Sendable, Equatable {
     var checkedAt: Int64
 }
 
+/// An origin failure for one remote source that every worker sharing a disk cache remembers for
+/// `source.negative_ttl` (`SharedOriginSource`): the error to answer with, until when (wall
+/// clock), and how many resumes of a kept partial download are still allowed in that time.
+struct SharedFailure: Sendable, Equatable {
+    var error: LoadError
+    /// Wall clock, milliseconds since the epoch.
+    var until: Int64
+    var resumes: Int
+}
+
 /// What the workers sharing a disk cache keep about remote sources, in the disk cache's per-source
 /// side files (`SourceSideFiles`: the purge and the sweep cover them): the version record
-/// (`SharedVersion`, text) and a partial download (`.part`, trusted only up to the length its
+/// (`SharedVersion`, text), a remembered failure (`SharedFailure`, text) and a partial download (`.part`, trusted only up to the length its
 /// sidecar, `PartialDownload`, names). Records and sidecars are replaced atomically.
 struct SharedOriginFiles {
     let side: SourceSideFiles
@@ -43,6 +53,45 @@ struct SharedOriginFiles {
         let lines = ["kiln-remote-version/1", sourcePath, "\(version.identity.size)", "\(version.identity.mtimeNanoseconds)",
                      version.etag ?? "", version.lastModified ?? "", "\(version.checkedAt)"]
         return side.writeLines(lines, to: side.versionPath(id))
+    }
+
+    // MARK: Failures
+
+    func failure(_ id: String, sourcePath: String) -> SharedFailure? {
+        guard let lines = side.readLines(side.failurePath(id)), lines.count == 6, lines[0] == "kiln-origin-failure/1",
+              lines[1] == sourcePath, let until = Int64(lines[4]), let resumes = Int(lines[5]) else { return nil }
+        let message = lines[3]
+        let error: LoadError
+        switch lines[2] {
+        case "not_found": error = .notFound(message)
+        case "forbidden": error = .forbidden(message)
+        case "too_large": error = .tooLarge(message)
+        case "io": error = .io(message)
+        case "upstream": error = .upstream(message)
+        case "upstream_timeout": error = .upstreamTimeout(message)
+        default: return nil
+        }
+        return SharedFailure(error: error, until: until, resumes: resumes)
+    }
+
+    @discardableResult
+    func write(_ failure: SharedFailure, _ id: String, sourcePath: String) -> Bool {
+        let (kind, message): (String, String)
+        switch failure.error {
+        case let .notFound(m): (kind, message) = ("not_found", m)
+        case let .forbidden(m): (kind, message) = ("forbidden", m)
+        case let .tooLarge(m): (kind, message) = ("too_large", m)
+        case let .io(m): (kind, message) = ("io", m)
+        case let .upstream(m): (kind, message) = ("upstream", m)
+        case let .upstreamTimeout(m): (kind, message) = ("upstream_timeout", m)
+        }
+        let oneLine = String(String.UnicodeScalarView(message.unicodeScalars.map { $0 == "\n" || $0 == "\r" ? " " : $0 }))
+        return side.writeLines(["kiln-origin-failure/1", sourcePath, kind, oneLine, "\(failure.until)", "\(failure.resumes)"],
+                               to: side.failurePath(id))
+    }
+
+    func removeFailure(_ id: String) {
+        unlink(side.failurePath(id))
     }
 
     // MARK: Partial downloads

@@ -35,6 +35,8 @@ public final class SharedOriginSource: SourceLoading {
     public let local: any SourceLoading
     let disk: DiskCache
     let files: SharedOriginFiles
+    /// Of the current `attempt`.
+    private var transfer = Transfer()
     /// Seconds to wait for a fetch lock whose holder announced no deadline (`cache.lock_timeout`).
     let lockTimeout: Double
     /// Wall clock, milliseconds since the epoch.
@@ -61,10 +63,13 @@ public final class SharedOriginSource: SourceLoading {
             return SharedRemoteObject(owner: self, remote: remote, rest: rest, path: path, identity: known.identity, body: nil)
         }
         try remote.checkRemembered(rest)
+        try checkShared(remote, path, id)
         let (version, body) = try exclusively(id, remote) { () throws(LoadError) -> (SharedVersion, [UInt8]?) in
             let known = files.version(id, sourcePath: path)
             if let known, isFresh(known, remote) { return (known, nil) }
-            return try refresh(remote, rest, path, id, known: known)
+            return try attempt(remote, rest, path, id) { () throws(LoadError) -> (SharedVersion, [UInt8]?) in
+                try refresh(remote, rest, path, id, known: known)
+            }
         }
         return SharedRemoteObject(owner: self, remote: remote, rest: rest, path: path, identity: version.identity, body: body)
     }
@@ -80,9 +85,12 @@ public final class SharedOriginSource: SourceLoading {
         if let data = original(key) { return data }
         try remote.checkRemembered(rest)
         let id = SharedOriginFiles.id(path)
+        try checkShared(remote, path, id)
         return try exclusively(id, remote) { () throws(LoadError) -> [UInt8] in
             if let data = original(key) { return data }
-            return try download(remote, rest, path, id).body
+            return try attempt(remote, rest, path, id) { () throws(LoadError) -> [UInt8] in
+                try download(remote, rest, path, id).body
+            }
         }
     }
 
@@ -94,6 +102,48 @@ public final class SharedOriginSource: SourceLoading {
     private func original(_ key: CacheKey) -> [UInt8]? {
         if case .image(let entry)? = disk.entry(for: key) { return entry.data }
         return nil
+    }
+
+    /// Throws the failure every worker remembers for `path` while it is fresh, unless it still
+    /// allows a resume of the partial download kept (which `attempt` then takes).
+    private func checkShared(_ remote: RemoteSource, _ path: String, _ id: String) throws(LoadError) {
+        guard remote.negativeTTL > 0, let failure = files.failure(id, sourcePath: path), failure.until > now(),
+              failure.resumes == 0 else { return }
+        throw failure.error
+    }
+
+    /// Asks the origin with `body` (holding the fetch lock), unless a worker remembers a failure
+    /// for `path` (`source.negative_ttl`): then that failure is the answer, but for the one resume
+    /// of a kept partial download it allows, which this attempt takes. A failure of `body` that
+    /// the origin caused (an error status, a broken or unprovable transfer, a time-out; not our
+    /// own limits) is remembered for every worker, allowing one resume when it left a partial
+    /// download and this attempt was not already one.
+    private func attempt<T>(_ remote: RemoteSource, _ rest: String, _ path: String, _ id: String,
+                            _ body: () throws(LoadError) -> T) throws(LoadError) -> T {
+        let ttl = remote.negativeTTL
+        if ttl > 0, var failure = files.failure(id, sourcePath: path), failure.until > now() {
+            guard failure.resumes > 0, files.partial(id) != nil else { throw failure.error }
+            failure.resumes = 0
+            files.write(failure, id, sourcePath: path)
+        }
+        transfer = Transfer()
+        do {
+            let result = try body()
+            files.removeFailure(id)
+            return result
+        } catch {
+            if ttl > 0 && (transfer.broken || remote.remembers(rest)) {
+                let resumes = transfer.broken && !transfer.resumed && files.partial(id) != nil ? 1 : 0
+                files.write(SharedFailure(error: error, until: now() + Int64(ttl * 1000), resumes: resumes), id, sourcePath: path)
+            }
+            throw error
+        }
+    }
+
+    /// What the current `attempt` did: resumed a partial download, saw a transfer break off.
+    struct Transfer {
+        var resumed = false
+        var broken = false
     }
 
     /// Runs `body` holding the fetch lock `id`, or without it when it cannot be had.
@@ -154,10 +204,12 @@ public final class SharedOriginSource: SourceLoading {
     private func resume(_ partial: PartialDownload, _ kept: [UInt8], _ remote: RemoteSource, _ rest: String,
                         _ path: String, _ id: String) throws(LoadError) -> (version: SharedVersion, body: [UInt8])? {
         let response: HTTPFetcher.Response
+        transfer.resumed = true
         do {
             response = try remote.request(rest, headers: partial.resumeHeaders)
         } catch {
             if case let .interrupted(cut, _, _) = error, cut.status == 206 {
+                transfer.broken = true
                 // Broke off again: keep what continues the download, drop what does not.
                 if partial.mismatch(cut, interrupted: true) == nil {
                     files.extendPartial(partial, with: cut.body, id)
@@ -175,7 +227,7 @@ public final class SharedOriginSource: SourceLoading {
                   let whole = partial.completes(kept, with: response.body, total: total) else { return nil }
             guard total <= remote.fetcher.maxBytes else {
                 files.removePartial(id)
-                throw remote.loadError(.tooLarge("\(total) bytes"))
+                throw remote.rememberFailure(remote.loadError(.tooLarge("\(total) bytes")), for: rest)
             }
             let full = HTTPFetcher.Response(status: 200, body: whole, etag: response.etag ?? partial.etag,
                                             lastModified: response.lastModified ?? partial.lastModified,
@@ -209,13 +261,14 @@ public final class SharedOriginSource: SourceLoading {
     /// after keeping the bytes of a 200 that broke off.
     private func failed(_ error: HTTPFetcher.Failure, _ remote: RemoteSource, _ rest: String, _ id: String) -> LoadError {
         if case let .interrupted(cut, _, _) = error {
+            transfer.broken = true
             if let partial = PartialDownload(url: remote.origin.url(for: rest), interrupted: cut) {
                 files.startPartial(partial, bytes: cut.body, id)
             } else {
                 files.removePartial(id)
             }
         }
-        return remote.remembering(error, for: rest)
+        return remote.remembering(error, for: rest, resumable: true)
     }
 }
 

@@ -10,6 +10,7 @@ import KilnPOSIX
 /// <path>/remote/ab/<hex>.version     a version record (text, replaced atomically)
 /// <path>/remote/ab/<hex>.part        bytes of a download that broke off
 /// <path>/remote/ab/<hex>.part.meta   its sidecar (text)
+/// <path>/remote/ab/<hex>.failure     an origin failure every worker remembers (text)
 /// <path>/locks/ab/<hex>.lock         the source's named lock (`DiskCache.lock(named:timeout:)`)
 /// ```
 /// `hex` is the SHA-256 of the source path as in URLs (`origin-a/cat.jpg`), after a prefix no
@@ -39,12 +40,14 @@ public struct SourceSideFiles: Sendable {
     public func versionPath(_ id: String) -> String { base(id) + ".version" }
     public func partPath(_ id: String) -> String { base(id) + ".part" }
     public func metaPath(_ id: String) -> String { base(id) + ".part.meta" }
+    /// An origin failure remembered for every worker (`source.negative_ttl`).
+    public func failurePath(_ id: String) -> String { base(id) + ".failure" }
 
     /// Every side file of `sourcePath` (`purge(sourcePath:)`); how many were removed.
     @discardableResult
     public func remove(sourcePath: String) -> Int {
         let id = SourceSideFiles.id(sourcePath)
-        let paths: [String] = [versionPath(id), partPath(id), metaPath(id)]
+        let paths: [String] = [versionPath(id), partPath(id), metaPath(id), failurePath(id)]
         return paths.filter { p in unlink(p) == 0 }.count
     }
 

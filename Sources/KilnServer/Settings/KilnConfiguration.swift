@@ -61,7 +61,8 @@ public struct KilnConfiguration: Sendable, Equatable {
         var configuration = try PipelineConfiguration(source: source, limits: limits, output: output, presets: presets,
                                                       processors: processors)
         if !origins.origins.isEmpty {
-            configuration.sources = OriginSources(origins, maxFileBytes: limits.maxFileBytes, sharedState: sharedState)
+            configuration.sources = OriginSources(origins, maxFileBytes: limits.maxFileBytes, sharedState: sharedState,
+                                                  workers: server.workers)
         }
         return configuration
     }

@@ -6,7 +6,7 @@ import KilnPipeline
 @Suite struct ErrorMappingTests {
     @Test func everyKindHasOneStatus() {
         let statuses = PipelineFailure.Kind.allCases.map { ErrorMapping.status(of: $0) }
-        #expect(statuses == [400, 403, 404, 413, 415, 422, 500, 499, 502, 504])
+        #expect(statuses == [400, 403, 404, 413, 415, 422, 500, 499, 502, 504, 503])
         #expect(ErrorMapping.status(of: RequestRefusal.expired("x")) == 410)
     }
 
@@ -20,6 +20,9 @@ import KilnPipeline
         #expect(ErrorMapping.map(LoadError.notFound("no source at a")).status == 404)
         #expect(ErrorMapping.map(PipelineError.unsupportedType("text/plain")).status == 415)
         #expect(ErrorMapping.map(ProcessingError.overLimit("big")).status == 413)
+        // Kiln's own capacity is a 503, never remembered (the next request may find a worker).
+        let busy = PipelineFailure(LoadError.busy("every worker allowed to fetch is fetching"))
+        #expect(ErrorMapping.map(busy).status == 503 && !busy.kind.isRememberable)
     }
 
     /// A 500 sends a fixed sentence; the library text goes to the log only.

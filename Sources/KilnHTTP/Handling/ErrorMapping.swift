@@ -52,6 +52,9 @@ public enum ErrorMapping {
         // A remote origin (`source.origins`) failed or was too slow.
         case .sourceUnavailable: 502
         case .sourceTimedOut: 504
+        // Kiln's own capacity (source.fetch_workers_max), like the master's overload answer:
+        // 503 with `Retry-After`.
+        case .busy: 503
         }
     }
 

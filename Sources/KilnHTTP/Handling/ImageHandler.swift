@@ -156,14 +156,16 @@ public final class ImageHandler: RequestHandling {
     }
 
     /// The one-line text answer: `message` with its control characters escaped (`OneLineText`),
-    /// so a path quoted in it cannot add lines to the body.
+    /// so a path quoted in it cannot add lines to the body. A 503 says when to retry.
     func errorResponse(_ status: Int, _ message: String) -> HTTPResponse {
         let body = Array((OneLineText.escaped(message) + "\n").utf8)
-        return HTTPResponse(status: status, headers: [
+        var headers = [
             (HeaderName.contentType, "text/plain; charset=utf-8"),
             (HeaderName.contentLength, String(body.count)),
             (HeaderName.cacheControl, http.errorCacheControl),
             (HeaderName.xContentTypeOptions, "nosniff"),
-        ], body: body)
+        ]
+        if status == 503 { headers.append((HeaderName.retryAfter, "1")) }
+        return HTTPResponse(status: status, headers: headers, body: body)
     }
 }

@@ -47,6 +47,9 @@ public enum LoadError: Error, Equatable, Sendable {
     case upstream(String)
     /// A remote origin did not answer in time (`source.fetch_timeout`).
     case upstreamTimeout(String)
+    /// Kiln's own share of capacity for this work is taken (every worker allowed to fetch from
+    /// origins is fetching, `source.fetch_workers_max`): nobody's fault, gone in a moment.
+    case busy(String)
 }
 
 /// One opened source version: its identity comes from the handle (`fstat`), and `readAll()`

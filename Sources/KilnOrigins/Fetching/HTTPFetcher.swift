@@ -111,6 +111,9 @@ public struct HTTPFetcher: Sendable {
         /// Never started by the caller's own limits (no slot or token for the origin in time, no
         /// time left before the request's deadline): why.
         case notStarted(String)
+        /// Never started because every worker allowed to fetch is fetching
+        /// (`source.fetch_workers_max`): this worker stays free for local sources.
+        case busy(String)
     }
 
     /// GETs `url` with extra request `headers` (`If-None-Match` makes it conditional: a 304 has no

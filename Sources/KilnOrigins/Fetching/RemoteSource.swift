@@ -158,7 +158,7 @@ public final class RemoteSource: SourceLoading, Sendable {
             worker = gate.enterWorker(until: started + fetcher.timeout - useful)
             guard worker != nil else {
                 record(.limited, bytes: 0, since: started, waited: MonotonicClock.seconds() - started)
-                throw .notStarted("every worker allowed to fetch is fetching (source.fetch_workers_max \(gate.limits.fetchWorkers))")
+                throw .busy("every worker allowed to fetch is fetching (source.fetch_workers_max \(gate.limits.fetchWorkers)); retry shortly")
             }
             let entered = gate.enter(until: started + fetcher.timeout - useful)
             guard let entered else {
@@ -221,6 +221,7 @@ public final class RemoteSource: SourceLoading, Sendable {
             guard timedOut else { return .upstream(what) }
             return .upstreamTimeout(why.contains("source.min_speed") ? what : "\(what) (source.fetch_timeout)")
         case let .notStarted(why): return .upstreamTimeout("origin \(name): \(why)")
+        case let .busy(why): return .busy("origin \(name): \(why)")
         }
     }
 
@@ -230,7 +231,7 @@ public final class RemoteSource: SourceLoading, Sendable {
     func remembering(_ failure: HTTPFetcher.Failure, for path: String, resumable: Bool = false) -> LoadError {
         let error = loadError(failure)
         switch failure {
-        case .notStarted: return error
+        case .notStarted, .busy: return error
         case .interrupted where resumable: return error
         default: return rememberFailure(error, for: path)
         }

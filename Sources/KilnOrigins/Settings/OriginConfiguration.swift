@@ -85,7 +85,7 @@ public struct OriginConfiguration: ConfigSection, Equatable {
             doc: "the window over which source.min_speed is measured (whole seconds, rounded up)")
         public static let fetchWorkersMax = Setting.count(
             "source.fetch_workers_max", default: 0, in: 0...256,
-            doc: "worker processes that may be in origin fetches at once, so the others keep serving local sources while an origin is slow (a fetch that finds none free within 250 ms is a 504); 0: all but one (server.workers − 1); at least server.workers: no limit")
+            doc: "worker processes that may be in origin fetches at once, so the others keep serving local sources while an origin is slow (a fetch that finds none free within 250 ms is a 503 with Retry-After); 0: all but one (server.workers − 1); at least server.workers: no limit")
         public static let s3Endpoint = Setting<String>.custom(
             "source.s3_endpoint", default: "", type: "string", expected: "empty, or http(s)://host[:port] (e.g. http://127.0.0.1:9000)",
             doc: "where s3:// origins are read, path-style (endpoint/bucket/key); empty: AWS, https://s3.<region>.amazonaws.com",

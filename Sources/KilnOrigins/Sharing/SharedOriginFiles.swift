@@ -69,6 +69,7 @@ struct SharedOriginFiles {
         case "io": error = .io(message)
         case "upstream": error = .upstream(message)
         case "upstream_timeout": error = .upstreamTimeout(message)
+        case "busy": error = .busy(message)
         default: return nil
         }
         return SharedFailure(error: error, until: until, resumes: resumes)
@@ -84,6 +85,7 @@ struct SharedOriginFiles {
         case let .io(m): (kind, message) = ("io", m)
         case let .upstream(m): (kind, message) = ("upstream", m)
         case let .upstreamTimeout(m): (kind, message) = ("upstream_timeout", m)
+        case let .busy(m): (kind, message) = ("busy", m)
         }
         let oneLine = String(String.UnicodeScalarView(message.unicodeScalars.map { $0 == "\n" || $0 == "\r" ? " " : $0 }))
         return side.writeLines(["kiln-origin-failure/1", sourcePath, kind, oneLine, "\(failure.until)", "\(failure.resumes)"],

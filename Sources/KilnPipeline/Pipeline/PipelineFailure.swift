@@ -34,6 +34,9 @@ public struct PipelineFailure: Error, Sendable, Equatable {
         case sourceUnavailable = 10
         /// A remote source did not answer in time. Not remembered.
         case sourceTimedOut = 11
+        /// Kiln's own capacity for the work is taken for the moment (every worker allowed to
+        /// fetch from origins is fetching): retry shortly. Not remembered.
+        case busy = 12
 
         /// The number stored in disk entries.
         public var code: UInt16 { rawValue }
@@ -41,7 +44,7 @@ public struct PipelineFailure: Error, Sendable, Equatable {
         /// (and may be remembered as a negative cache entry).
         public var isRememberable: Bool {
             switch self {
-            case .internal, .cancelled, .sourceUnavailable, .sourceTimedOut: false
+            case .internal, .cancelled, .sourceUnavailable, .sourceTimedOut, .busy: false
             default: true
             }
         }
@@ -97,6 +100,7 @@ public struct PipelineFailure: Error, Sendable, Equatable {
             case let .io(m): self.init(.internal, PipelineFailure.readFailed, detail: "cannot read the source: \(m)")
             case let .upstream(m): self.init(.sourceUnavailable, m)
             case let .upstreamTimeout(m): self.init(.sourceTimedOut, m)
+            case let .busy(m): self.init(.busy, m)
             }
         case let e as PipelineError:
             switch e {

@@ -44,6 +44,8 @@ public final class DiskCache: DataCaching, RenderLocking {
     let now: () -> Int64
     /// Whether a write failure (entry, temporary or lock file) was logged as a warning already.
     private var warned = false
+    /// Whether a refused cache folder (`CacheFolderGuard`) was logged as an error already.
+    private var refusedFolder = false
     private var sequence = 0
     /// Bytes stored since the last `maybeSweep` that started a sweep.
     public internal(set) var bytesSinceSweep = 0
@@ -64,7 +66,9 @@ public final class DiskCache: DataCaching, RenderLocking {
         self.lowWater = min(1, max(0, lowWater))
         self.logger = logger
         self.now = now
-        if !CacheFiles.makeDirectories(p) {
+        if let refusal = CacheFolderGuard.refusal(p) {
+            refuse(refusal)
+        } else if !CacheFiles.makeDirectories(p) {
             _ = storeFailed("cannot create the cache folder \(p): \(Errno.text(Errno.current))")
         }
     }
@@ -93,6 +97,7 @@ public final class DiskCache: DataCaching, RenderLocking {
     // MARK: Reading
 
     public func entry(for key: CacheKey) -> CacheEntry? {
+        guard folderUsable() else { return nil }
         let p = entryPath(key.hex)
         let fd = open(p, Files.readRegularFlags)
         guard fd >= 0 else { return nil }
@@ -192,6 +197,7 @@ public final class DiskCache: DataCaching, RenderLocking {
         if case .image(let image) = entry { body = image.data }
         let header = EntryCodec.encodeHeader(entry, key: key, body: body)
         let final = entryPath(key.hex)
+        guard folderUsable() else { return false }
 
         var tmp = ""
         var fd: Int32 = -1
@@ -213,12 +219,12 @@ public final class DiskCache: DataCaching, RenderLocking {
         if !written {
             close(fd)
             unlink(tmp)
-            return storeFailed("cannot write \(tmp): \(Errno.text(code))")
+            return writeFailed(tmp, code)
         }
         if close(fd) != 0 {
             code = Errno.current
             unlink(tmp)
-            return storeFailed("cannot write \(tmp): \(Errno.text(code))")
+            return writeFailed(tmp, code)
         }
         if rename(tmp, final) != 0 {
             code = Errno.current
@@ -234,6 +240,34 @@ public final class DiskCache: DataCaching, RenderLocking {
         }
         bytesSinceSweep += header.count + body.count
         return true
+    }
+
+    /// A write that failed with `code` (its temporary file removed): one that ran out of space
+    /// (`ENOSPC`, `EDQUOT`: the file system is smaller than `sizeLimit`, or shared) starts a
+    /// sweep down to the low-water mark of what the file system really holds (`diskFull`).
+    private func writeFailed(_ tmp: String, _ code: Int32) -> Bool {
+        if code == ENOSPC || code == EDQUOT {
+            let started = background.start(sweeper.fittingTheDisk(), maxBatch: DiskCache.backgroundBatch, nowMs: now())
+            logger.notice("disk cache: no space left for \(tmp)\(started ? "; sweeping to the low-water mark of what the disk holds" : "")")
+            if started { bytesSinceSweep = 0 }
+        }
+        return storeFailed("cannot write \(tmp): \(Errno.text(code))")
+    }
+
+    /// Whether the cache folder may be used now (`CacheFolderGuard`): logs a refusal once as an error.
+    func folderUsable() -> Bool {
+        guard let refusal = CacheFolderGuard.refusal(path) else { return true }
+        refuse(refusal)
+        return false
+    }
+
+    private func refuse(_ refusal: String) {
+        if refusedFolder {
+            logger.debug("disk cache: \(refusal)")
+        } else {
+            refusedFolder = true
+            logger.error("disk cache: \(refusal); answers are served without the disk cache")
+        }
     }
 
     /// Logs the first failure of this process as a warning, later ones at debug level.

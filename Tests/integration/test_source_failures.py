@@ -144,3 +144,27 @@ def test_a_full_disk_triggers_a_sweep_and_caching_goes_on(make_stack, bad_root, 
     assert [p.name for p in (cache / "tmp").iterdir()] == []
     st = os.statvfs(small_fs)
     assert st.f_bavail > 0
+
+
+# -- a cache folder replaced by a symbolic link --------------------------------------------------
+
+def _tree(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def test_a_cache_folder_replaced_by_a_symlink_is_not_written_through(make_stack, bad_root, tmp_path):
+    cache = tmp_path / "cache"
+    s = make_stack(root=bad_root, workers=2, extra_args=["--set", f"cache.disk_path={cache}"])
+    c = s.client()
+    assert c.get("/w:10/f:png/good.png").status == 200
+    assert any(cache.glob("??/*")), "nothing was cached before the swap"
+    images = _tree(bad_root)
+    shutil.rmtree(cache)
+    os.symlink(bad_root, cache)  # rm -rf cache; ln -s <image root> cache
+    for w in range(11, 31):
+        r = c.get(f"/w:{w}/f:png/good.png")
+        assert r.status == 200 and r.header("x-cache") == "MISS", r.describe()
+    assert c.get("/w:11/f:png/corrupt.png").status == 422
+    assert _tree(bad_root) == images  # no entry, locks/ or tmp/ in the image root
+    log = s.kiln_log.read_text(errors="replace")
+    assert "is a symbolic link" in log, log[-2000:]

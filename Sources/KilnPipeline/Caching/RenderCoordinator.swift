@@ -116,6 +116,7 @@ public final class RenderCoordinator {
         case .timedOut:
             observer?.lockTaken(waited: true)
             if let hit = try lookUp(key, in: disk, outcome: .coalesced) { return hit }
+            if let source { try lookUpSourceFailure(source, in: disk, outcome: .coalesced) }
             logger.warning("render of \(key.sourcePath) still locked by another process past its deadline (or \(lockTimeout) s without one); rendering here too")
             return try renderAndStore(key, source, render, observer)
         case .unavailable:
@@ -158,12 +159,14 @@ public final class RenderCoordinator {
             guard negativeTTL > 0, failure.kind.isRememberable else { throw failure }
             let expires = now() + Int64(negativeTTL * 1000)
             let stored = PipelineFailure(failure.kind, failure.message)
-            disk?.store(.failure(stored, expires: expires), for: key)
+            // A failure of the source is stored once, under the source's key, which every variant
+            // (and a waiter for this one) looks up.
+            let sourceKey = error is SourceFault ? source : nil
+            disk?.store(.failure(stored, expires: expires), for: sourceKey ?? key)
             remember(key, stored, expires: expires)
-            if let source, error is SourceFault {
-                disk?.store(.failure(stored, expires: expires), for: source)
-                remember(source, stored, expires: expires)
-                logger.info("remembering the failure of source \(key.sourcePath) for every variant for \(negativeTTL) s: \(stored.message)")
+            if let sourceKey {
+                remember(sourceKey, stored, expires: expires)
+                logger.debug("remembering the failure of source \(key.sourcePath) for every variant for \(negativeTTL) s: \(stored.message)")
             }
             throw failure.with(outcome: .miss)
         }

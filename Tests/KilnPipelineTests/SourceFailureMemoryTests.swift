@@ -196,3 +196,44 @@ import KilnModel
         #expect(disk.store(.image(F.image(100)), for: F.key("w:6")))
     }
 }
+
+/// The decode marker of a stepwise decode (animation frames): a kill while the caller's own step
+/// runs leaves a marker without a deadline, and the source is decoded again.
+@Suite struct DecodeMarkingTests {
+    typealias F = CachingFixtures
+
+    @Test func aKillOutsideTheDecodeIsNotTheSources() throws {
+        let root = F.folder("marking")
+        defer { F.remove(root) }
+        let clock = ManualClock()
+        let now: () -> Int64 = { clock.milliseconds }
+        let c = RenderCoordinator(memory: MemoryCache(), disk: DiskCache(path: root, logger: F.quietLogger, now: now),
+                                  renderTimeout: 2, negativeTTL: 10, logger: F.quietLogger, now: now)
+        let source = CacheKey.sourceFailures(sourcePath: "a.gif", identity: SourceIdentity(size: 9, mtimeNanoseconds: 1, inode: 2))
+        let markers = DiskCache(path: root, logger: F.quietLogger, now: now)
+        c.requestBegan()
+        // Inside the caller's step the marker says nothing; back in the decoder, the deadline again.
+        var inside: Int64?, after: Int64?
+        try c.decoding(source) { (marking: DecodeMarking) in
+            marking.outsideDecode { inside = Self.announced(root, source) }
+            after = Self.announced(root, source)
+        }
+        #expect(inside == nil && after == clock.milliseconds + 2_000)
+        // A worker killed in its step (the marker left empty), found after the deadline: decoded.
+        let killed = try #require(markers.tryLock(named: source.hex))
+        killed.announce(until: clock.milliseconds + 2_000)
+        killed.withdrawAnnouncement()
+        killed.abandon()
+        clock.advance(seconds: 3)
+        var decodes = 0
+        try c.decoding(source) { decodes += 1 }
+        #expect(decodes == 1)
+    }
+
+    /// The deadline written in `source`'s marker file, nil when none (or no file).
+    static func announced(_ root: String, _ source: CacheKey) -> Int64? {
+        let p = "\(root)/locks/\(source.hex.prefix(2))/\(source.hex).lock"
+        guard let text = try? String(contentsOfFile: p, encoding: .utf8), let v = Int64(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { return nil }
+        return v
+    }
+}

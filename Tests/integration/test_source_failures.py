@@ -41,6 +41,9 @@ def bad_root(tmp_path) -> Path:
     # decode (about 70 MiB), over a 32 MiB budget.
     Image.new("RGBA", (3000, 3000), (10, 20, 30, 128)).save(root / "over_budget.webp", lossless=True)
     _png(root / "slow_decode.png", (64, 64), {"Comment": f"kiln-sleep-decode={SLOW_DECODE_MS}"})
+    frames = [Image.new("RGB", (64, 64), (i * 40, 0, 0)) for i in range(3)]
+    frames[0].save(root / "slow_decode.gif", save_all=True, append_images=frames[1:], duration=100,
+                   comment=f"kiln-sleep-decode={SLOW_DECODE_MS}".encode())
     _png(root / "good.png", (64, 64))
     os.chmod(tmp_path, 0o755)
     return root
@@ -75,21 +78,22 @@ def test_a_variant_failure_stays_per_variant(make_stack, bad_root, disk):
     assert ok.status == 200 and ok.header("x-cache") == "MISS", ok.describe()
 
 
-def test_a_decode_killed_at_the_deadline_is_remembered_for_every_size(make_stack, bad_root, disk):
+@pytest.mark.parametrize("source", ["slow_decode.png", "slow_decode.gif"])
+def test_a_decode_killed_at_the_deadline_is_remembered_for_every_size(make_stack, bad_root, disk, source):
     s = make_stack(root=bad_root, workers=2,
                    extra_args=["--set", f"cache.disk_path={disk}", "--set", f"limits.render_timeout={RENDER_TIMEOUT}s",
                                "--set", "cache.negative_ttl=60s", "--set", "debug.sleep_decode=true",
                                "--set", "server.queue_timeout=0"])
     c = s.client()
     t0 = time.monotonic()
-    first = c.get("/w:10/f:png/slow_decode.png", timeout=30)
+    first = c.get(f"/w:10/f:png/{source}", timeout=30)
     took = time.monotonic() - t0
     assert first.status == 502, first.describe()      # killed by the master at the deadline
     assert RENDER_TIMEOUT - 0.1 <= took < SLOW_DECODE_MS / 1000, took
     answers = []
     for w in (20, 30, 40, 50):
         t0 = time.monotonic()
-        r = c.get(f"/w:{w}/f:png/slow_decode.png", timeout=30)
+        r = c.get(f"/w:{w}/f:png/{source}", timeout=30)
         answers.append((r, time.monotonic() - t0))
     for r, dt in answers:
         assert r.status == 413, r.describe()

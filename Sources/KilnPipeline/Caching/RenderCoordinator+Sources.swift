@@ -43,15 +43,39 @@ extension RenderCoordinator {
     /// decoder of this source version was killed at the render deadline. Without a disk cache, a
     /// render deadline or a negative TTL, runs `decode` as is.
     public func decoding<T>(_ source: CacheKey, _ decode: () throws -> T) throws -> T {
+        try decoding(source) { _ in try decode() }
+    }
+
+    /// `decoding(_:_:)` for a decode that hands each step to its caller (the frames of an
+    /// animation): the caller's own work runs in `DecodeMarking.outsideDecode`, where a kill is not
+    /// taken for the source's.
+    public func decoding<T>(_ source: CacheKey, _ decode: (DecodeMarking) throws -> T) throws -> T {
         guard renderTimeout > 0, negativeTTL > 0, let markers = disk as? DiskCache,
-              let marker = markers.tryLock(named: source.hex) else { return try decode() }
+              let marker = markers.tryLock(named: source.hex) else { return try decode(DecodeMarking(lock: nil, until: 0)) }
         defer { marker.release() }
         if let left = marker.announcedDeadline, left - RenderCoordinator.deadlineSlack <= now() {
             logger.warning("the last decode of \(source.sourcePath) was killed at limits.render_timeout; not decoding it again for \(negativeTTL) s")
             throw SourceFault(RenderCoordinator.deadlineFailure(renderTimeout))
         }
         let started = requestStarted > 0 ? requestStarted : now()
-        marker.announce(until: started + Int64(renderTimeout * 1000))
-        return try decode()
+        let until = started + Int64(renderTimeout * 1000)
+        marker.announce(until: until)
+        return try decode(DecodeMarking(lock: marker, until: until))
+    }
+}
+
+/// A held decode marker (`RenderCoordinator.decoding`), or none.
+public struct DecodeMarking {
+    let lock: RenderLock?
+    let until: Int64
+
+    /// Runs `body`, work of the request rather than of the decoder (processing a decoded frame),
+    /// with the marker's deadline withdrawn: a worker killed in there leaves a marker that says
+    /// nothing, and the source is not remembered as a failure.
+    public func outsideDecode<T>(_ body: () throws -> T) rethrows -> T {
+        guard let lock else { return try body() }
+        lock.withdrawAnnouncement()
+        defer { lock.announce(until: until) }
+        return try body()
     }
 }

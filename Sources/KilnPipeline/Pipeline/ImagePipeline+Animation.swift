@@ -91,26 +91,31 @@ extension ImagePipeline {
         var frameSize = still.displayedSize
         try observer?.enter(.decode)
         do {
-            try decoder.decodeFrames(data) { frame in
-                if !animate && frame.index < frameIndex { return true }
-                let image = try self.processFrame(frame, request: request, orientation: orientation,
-                                                  iccProfile: info.iccProfile, canvas: still.displayedSize)
-                guard animate else {
-                    picked = image
-                    return false
-                }
-                if sink == nil {
-                    try ImagePipeline.checkFormatLimit(outputFormat, size: image.size)
-                    guard let encoder = self.stages.animations.animationEncoder(for: outputFormat) else {
-                        throw EncodeError.failed("no animation encoder for \(outputFormat.displayName)")
+            // A kill while a frame is processed or encoded is the variant's, not the source's.
+            try decodeMarked(source, stepwise: { marking in
+                try decoder.decodeFrames(data) { frame in
+                    if !animate && frame.index < frameIndex { return true }   // composited only
+                    return try marking.outsideDecode {
+                        let image = try self.processFrame(frame, request: request, orientation: orientation,
+                                                          iccProfile: info.iccProfile, canvas: still.displayedSize)
+                        guard animate else {
+                            picked = image
+                            return false
+                        }
+                        if sink == nil {
+                            try ImagePipeline.checkFormatLimit(outputFormat, size: image.size)
+                            guard let encoder = self.stages.animations.animationEncoder(for: outputFormat) else {
+                                throw EncodeError.failed("no animation encoder for \(outputFormat.displayName)")
+                            }
+                            sink = try encoder.begin(size: image.size, loopCount: info.loopCount, options: encodeOptions)
+                            frameSize = image.size
+                        }
+                        try self.observer?.enter(.encode, detail: "frame \(frame.index)")
+                        try sink?.add(image, durationMilliseconds: frame.durationMilliseconds)
+                        return true
                     }
-                    sink = try encoder.begin(size: image.size, loopCount: info.loopCount, options: encodeOptions)
-                    frameSize = image.size
                 }
-                try self.observer?.enter(.encode, detail: "frame \(frame.index)")
-                try sink?.add(image, durationMilliseconds: frame.durationMilliseconds)
-                return true
-            }
+            })
         } catch let error as DecodeError where source != nil {
             throw SourceFault(error)   // the decoder's (the frames' own steps throw other errors)
         }

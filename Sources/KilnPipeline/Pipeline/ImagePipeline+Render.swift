@@ -119,6 +119,12 @@ extension ImagePipeline {
         return try cache.decoding(source, decode)
     }
 
+    /// `decodeMarked(_:_:)` for a decode that hands its steps to the caller (`DecodeMarking`).
+    func decodeMarked<T>(_ source: CacheKey?, stepwise decode: (DecodeMarking) throws -> T) throws -> T {
+        guard let source, let cache else { return try decode(DecodeMarking(lock: nil, until: 0)) }
+        return try cache.decoding(source, decode)
+    }
+
     /// Shrink-on-load keeps at least this many decoded pixels per output pixel on each axis.
     /// DCT scaling blurs a little more than Lanczos does; when the scaled decode is barely larger
     /// than the output (1920 → 960 for 800 wide), SSIM against a full decode fell to 0.980. With

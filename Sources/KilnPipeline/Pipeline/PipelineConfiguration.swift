@@ -53,7 +53,10 @@ public struct PipelineConfiguration: Sendable {
             throw .unavailable("\(error)")
         }
         stages.sourceActivity = activity
-        if sleepDecode { stages.decoders = SleepingDecoders(wrapping: stages.decoders) }
+        if sleepDecode {
+            stages.decoders = SleepingDecoders(wrapping: stages.decoders)
+            stages.animations = SleepingAnimations(wrapping: stages.animations)
+        }
         return ImagePipeline(stages: stages, limits: limits, output: output, sourceBuilder: sources)
     }
 

@@ -2,9 +2,10 @@ import KilnModel
 import KilnPOSIX
 
 /// Test instrumentation, off by default (`debug.sleep_decode`): a decode stage that blocks inside
-/// the decode of a still image for as long as the source asks, then decodes it as the wrapped
-/// decoder does. A source asks with the ASCII text `kiln-sleep-decode=<milliseconds>` (0...60000)
-/// in its first 64 KiB (a PNG `tEXt` chunk, a JPEG comment), so the slowness belongs to the source
+/// the decode of a still image (or before the first frame of an animation, `SleepingAnimations`)
+/// for as long as the source asks, then decodes it as the wrapped decoder does. A source asks with
+/// the ASCII text `kiln-sleep-decode=<milliseconds>` (0...60000) in its first 64 KiB (a PNG `tEXt`
+/// chunk, a JPEG or GIF comment), so the slowness belongs to the source
 /// and not to the URL: the integration tests make a decode that runs into the render deadline
 /// without depending on CPU speed. Never enable it in production: anyone who can place a file
 /// could hold a worker for a minute.
@@ -48,5 +49,36 @@ struct SleepingDecoder: ImageDecoding {
     func decode(_ data: [UInt8], options: DecodeOptions) throws(DecodeError) -> DecodedImage {
         if let ms = SleepingDecoders.requestedSleep(data) { Sleep.milliseconds(ms) }
         return try wrapped.decode(data, options: options)
+    }
+}
+
+/// `SleepingDecoders` for the animation decoders (GIF, animated WebP): the sleep comes before the
+/// first frame, inside `decodeFrames`.
+public struct SleepingAnimations: AnimationCodecProviding {
+    public let wrapped: any AnimationCodecProviding
+
+    public init(wrapping wrapped: any AnimationCodecProviding) {
+        self.wrapped = wrapped
+    }
+
+    public func animationDecoder(for format: ImageFormat) -> (any AnimationDecoding)? {
+        wrapped.animationDecoder(for: format).map { SleepingAnimationDecoder(wrapped: $0) }
+    }
+
+    public func animationEncoder(for format: ImageFormat) -> (any AnimationEncoding)? {
+        wrapped.animationEncoder(for: format)
+    }
+}
+
+struct SleepingAnimationDecoder: AnimationDecoding {
+    let wrapped: any AnimationDecoding
+
+    func readAnimation(_ data: [UInt8]) throws(DecodeError) -> AnimationInfo {
+        try wrapped.readAnimation(data)
+    }
+
+    func decodeFrames(_ data: [UInt8], _ body: (AnimationFrame) throws -> Bool) throws {
+        if let ms = SleepingDecoders.requestedSleep(data) { Sleep.milliseconds(ms) }
+        try wrapped.decodeFrames(data, body)
     }
 }

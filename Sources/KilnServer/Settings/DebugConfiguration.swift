@@ -8,7 +8,7 @@ public struct DebugConfiguration: ConfigSection, Equatable {
     public var echoHandler = Key.echoHandler.defaultValue
     /// Registers the `sleep:<ms>` processor (`SleepProcessor`) for the integration tests' slow requests.
     public var sleepProcessor = Key.sleepProcessor.defaultValue
-    /// Still decodes sleep as long as their source asks (`SleepingDecoders`) for the integration tests.
+    /// Decodes sleep as long as their source asks (`SleepingDecoders`) for the integration tests.
     public var sleepDecode = Key.sleepDecode.defaultValue
 
     public enum Key {
@@ -17,7 +17,7 @@ public struct DebugConfiguration: ConfigSection, Equatable {
         public static let sleepProcessor = Setting.bool("debug.sleep_processor", default: false,
                                                         doc: "add the URL option `sleep:<ms>` (0…60000), a processor stage that holds the render that long, for the integration tests' slow requests; never in production (any client could hold a worker)")
         public static let sleepDecode = Setting.bool("debug.sleep_decode", default: false,
-                                                     doc: "a still decode sleeps as long as its source asks with the text `kiln-sleep-decode=<ms>` in its first 64 KiB, for the integration tests' slow decodes; never in production")
+                                                     doc: "a decode (still, or before the first frame of an animation) sleeps as long as its source asks with the text `kiln-sleep-decode=<ms>` in its first 64 KiB, for the integration tests' slow decodes; never in production")
     }
 
     public static let fields: [ConfigField<Self>] = [

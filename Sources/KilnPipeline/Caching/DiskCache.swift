@@ -44,6 +44,8 @@ public final class DiskCache: DataCaching, RenderLocking {
     let now: () -> Int64
     /// Whether a write failure (entry, temporary or lock file) was logged as a warning already.
     private var warned = false
+    /// When the last sweep for a full file system started (wall clock, ms).
+    private var lastFullSweep: Int64 = 0
     /// Whether a refused cache folder (`CacheFolderGuard`) was logged as an error already.
     private var refusedFolder = false
     private var sequence = 0
@@ -212,6 +214,7 @@ public final class DiskCache: DataCaching, RenderLocking {
             if code != EEXIST { break }
         }
         guard fd >= 0 else {
+            sweepIfOutOfSpace(code, tempFolder)
             return storeFailed("cannot create a file in \(tempFolder): \(Errno.text(code))")
         }
         let written = header.withUnsafeBytes { h in body.withUnsafeBytes { b in CacheFiles.writeFully(fd, h, b) } }
@@ -246,12 +249,23 @@ public final class DiskCache: DataCaching, RenderLocking {
     /// (`ENOSPC`, `EDQUOT`: the file system is smaller than `sizeLimit`, or shared) starts a
     /// sweep down to the low-water mark of what the file system really holds (`diskFull`).
     private func writeFailed(_ tmp: String, _ code: Int32) -> Bool {
-        if code == ENOSPC || code == EDQUOT {
-            let started = background.start(sweeper.fittingTheDisk(), maxBatch: DiskCache.backgroundBatch, nowMs: now())
-            logger.notice("disk cache: no space left for \(tmp)\(started ? "; sweeping to the low-water mark of what the disk holds" : "")")
-            if started { bytesSinceSweep = 0 }
-        }
+        sweepIfOutOfSpace(code, tmp)
         return storeFailed("cannot write \(tmp): \(Errno.text(code))")
+    }
+
+    /// Starts the sweep of a full file system when `code` says there is no space (or inode) left,
+    /// at most once a second (a disk filled by others may leave the sweep nothing to evict).
+    private func sweepIfOutOfSpace(_ code: Int32, _ what: String) {
+        guard code == ENOSPC || code == EDQUOT else { return }
+        let t = now()
+        guard t - lastFullSweep >= 1000,
+              background.start(sweeper.fittingTheDisk(), maxBatch: DiskCache.backgroundBatch, nowMs: t) else {
+            logger.debug("disk cache: no space left for \(what)")
+            return
+        }
+        lastFullSweep = t
+        bytesSinceSweep = 0
+        logger.notice("disk cache: no space left for \(what); sweeping to the low-water mark of what the disk holds")
     }
 
     /// Whether the cache folder may be used now (`CacheFolderGuard`): logs a refusal once as an error.

@@ -17,9 +17,9 @@ import Logging
 /// waiter renders.
 ///
 /// A failure of the source itself (`SourceFault`: damaged, not an image, over a limit for every
-/// variant, its decode killed at the render deadline) is remembered once more under the source's
-/// key (`CacheKey.sourceFailures`, given to `fetch` as `source`), which every variant of that
-/// source version looks up before rendering: 100 sizes of one bad file cost one attempt.
+/// variant, its decode killed at the render deadline) is stored under the source's key instead
+/// (`CacheKey.sourceFailures`, given to `fetch` as `source`), which every variant of that source
+/// version looks up before rendering: 100 sizes of one bad file cost one attempt.
 ///
 /// Every failure leaves as a `PipelineFailure`; a remembered one says where it came from (`outcome`).
 /// Without a disk cache there are no locks: memory → render → memory.
@@ -79,7 +79,7 @@ public final class RenderCoordinator {
     ///
     /// `source` (`CacheKey.sourceFailures` of the request's source version) is looked up for a
     /// remembered failure of the source before anything is rendered, and a `SourceFault` thrown by
-    /// `render` is remembered under it too.
+    /// `render` is stored under it (this process also remembers it under `key`).
     ///
     /// Throws a `PipelineFailure` (any error of `render` is converted): with `outcome` when it
     /// was remembered (`.miss` when this render's failure was just stored), without when it is

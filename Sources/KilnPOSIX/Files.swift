@@ -13,6 +13,14 @@ public enum Files {
         return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK
     }
 
+    /// Bytes an unprivileged writer may still write on the file system that holds `path`
+    /// (`statvfs`: available blocks × fragment size); nil when it cannot be asked.
+    public static func availableBytes(_ path: String) -> Int? {
+        var fs = statvfs()
+        guard statvfs(path, &fs) == 0 else { return nil }
+        return Int(fs.f_bavail) * Int(fs.f_frsize)
+    }
+
     /// Clears O_NONBLOCK on `fd` (harmless for regular files, cleared so reads behave as usual).
     public static func clearNonBlocking(_ fd: Int32) {
         let flags = fcntl(fd, F_GETFL)

@@ -33,7 +33,7 @@ import KilnModel
         let first = try pipeline.image(for: request, accepted: accepting(nil))
         #expect(first.outcome == .miss && first.contentType == "image/png")
         // memory miss → disk miss → lock → disk again → render → store → release
-        #expect(disk.log == ["disk.entry", "lock", "disk.entry", "disk.store", "release"])
+        #expect(disk.log == ["disk.entry", "disk.entry", "lock", "disk.entry", "disk.store", "release"])
         #expect(first.timeline.phases.map(\.name).contains("encode"))
         disk.log = []
         let second = try pipeline.image(for: request, accepted: accepting(nil))
@@ -52,7 +52,7 @@ import KilnModel
         let waiter = try Self.pipeline(files, disk: disk, lock: lock)
         let result = try waiter.image(for: request, accepted: accepting(nil))
         #expect(result.outcome == .coalesced && result.data == rendered.data)
-        #expect(disk.log == ["disk.entry", "lock", "disk.entry", "release"])
+        #expect(disk.log == ["disk.entry", "disk.entry", "lock", "disk.entry", "release"])
         #expect(result.timeline.phases.map(\.name) == ["key", "wait"])
     }
 
@@ -65,7 +65,7 @@ import KilnModel
         var first: PipelineFailure?
         do { _ = try pipeline.image(for: request, accepted: accepting(nil)) } catch { first = error }
         #expect(first?.kind == .corrupt && first?.outcome == .miss)
-        #expect(disk.log == ["disk.entry", "lock", "disk.entry", "disk.store.failure", "release"])
+        #expect(disk.log == ["disk.entry", "disk.entry", "lock", "disk.entry", "disk.store.failure", "release"])
         guard case let .failure(stored, _)? = disk.entries.values.first else {
             Issue.record("no negative entry")
             return
@@ -92,7 +92,7 @@ import KilnModel
         pipeline.observer = observer
         let result = try pipeline.image(for: try SpecParser().parse("/w:3/f:png/a.png", isDecoded: true), accepted: accepting(nil))
         #expect(result.outcome == .miss)
-        #expect(disk.log == ["disk.entry", "lock", "disk.entry", "disk.store", "release"])
+        #expect(disk.log == ["disk.entry", "disk.entry", "lock", "disk.entry", "disk.entry", "disk.store", "release"])
         #expect(observer.locksTaken == [true])
         #expect(Array(observer.entries.prefix(3)) == [.init(.cache), .init(.wait), .init(.wait, "took over")])
         #expect(files.reads == ["a.png"])
@@ -117,7 +117,7 @@ import KilnModel
             pipeline.observer = observer
             let result = try pipeline.image(for: request, accepted: accepting(nil))
             #expect(result.outcome == (holderStored ? CacheOutcome.coalesced : .miss) && result.data == rendered.data)
-            #expect(disk.log == ["disk.entry", "lock", "disk.entry"] + (holderStored ? [] : ["disk.store"]))
+            #expect(disk.log == ["disk.entry", "disk.entry", "lock", "disk.entry"] + (holderStored ? [] : ["disk.entry", "disk.store"]))
             #expect(lock.timeouts == [3] && observer.locksTaken == [true])
             #expect(observer.stages.contains(.load) == !holderStored)
             #expect(recorder.messages(.warning).count == (holderStored ? 0 : 1))
@@ -133,7 +133,7 @@ import KilnModel
         pipeline.observer = observer
         let result = try pipeline.image(for: try SpecParser().parse("/w:3/f:png/a.png", isDecoded: true), accepted: accepting(nil))
         #expect(result.outcome == .miss)
-        #expect(disk.log == ["disk.entry", "lock", "disk.store"])
+        #expect(disk.log == ["disk.entry", "disk.entry", "lock", "disk.store"])
         #expect(observer.locksTaken == [false])
     }
 

@@ -78,7 +78,7 @@ import KilnModel
             try pipeline.image(for: request, accepted: accepting(nil))
         }
         #expect(d.decoder.decodes.count == 1 && d.processor.calls.isEmpty && d.encoder.calls.isEmpty)
-        #expect(d.disk.log == ["disk.entry", "lock", "disk.entry", "disk.store.failure", "release"])
+        #expect(d.disk.log == ["disk.entry", "disk.entry", "lock", "disk.entry", "disk.store.failure", "release"])
     }
 
     @Test func aProcessorRefusalIsABadRequestAndNothingIsEncoded() throws {
@@ -102,6 +102,6 @@ import KilnModel
         }
         #expect(d.decoder.headerReads == 1 && d.decoder.decodes.isEmpty && d.encoder.calls.isEmpty)
         #expect(d.observer.stages == [.cache, .wait, .load, .sniff, .decode])
-        #expect(d.disk.log == ["disk.entry", "lock", "disk.entry", "release"] && d.disk.entries.isEmpty)
+        #expect(d.disk.log == ["disk.entry", "disk.entry", "lock", "disk.entry", "release"] && d.disk.entries.isEmpty)
     }
 }

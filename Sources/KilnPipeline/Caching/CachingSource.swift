@@ -43,8 +43,7 @@ extension CacheKey {
     /// `original`, is never the output token of a rendered result, so the two kinds cannot
     /// collide whatever the request.
     public static func original(sourcePath: String, identity: SourceIdentity) -> CacheKey {
-        CacheKey(canonicalRequest: "original/" + sourcePath, outputFormat: "original", source: identity,
-                 sourcePath: sourcePath)
+        ofSource("original", sourcePath: sourcePath, identity: identity)
     }
 }
 

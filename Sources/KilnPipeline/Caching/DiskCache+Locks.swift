@@ -20,6 +20,7 @@ extension DiskCache {
 
     /// The lock named `hex` (64 hex digits): a cache key's, or a named lock.
     func lock(hex: String, timeout: Double) -> LockResult {
+        guard folderUsable() else { return .unavailable }
         let p = lockPath(hex)
         let deadline = Timeline.now() + UInt64(max(0, timeout) * 1e9)
         var waited = false
@@ -65,5 +66,29 @@ extension DiskCache {
     func lockUnavailable(_ why: String) -> LockResult {
         warnOnce(why, consequence: "rendering without coordination between processes")
         return .unavailable
+    }
+}
+
+extension DiskCache {
+    /// The lock named `name` if nobody holds it now, without waiting (nil when it is held or
+    /// cannot be opened): the decode markers (`RenderCoordinator.decoding`).
+    func tryLock(named name: String) -> RenderLock? {
+        guard folderUsable() else { return nil }
+        let p = lockPath(name)
+        for _ in 0..<3 {
+            var fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
+            if fd < 0 && Errno.current == ENOENT {
+                CacheFiles.makeDirectories(String(p.dropLast(name.count + 6)))
+                fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
+            }
+            guard fd >= 0 else { return nil }
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+                close(fd)
+                return nil
+            }
+            if CacheFiles.isSameFile(fd, p) { return RenderLock(fd: fd, path: p) }
+            close(fd)   // removed meanwhile: lock the file there now
+        }
+        return nil
     }
 }

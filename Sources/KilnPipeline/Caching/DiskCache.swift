@@ -44,6 +44,10 @@ public final class DiskCache: DataCaching, RenderLocking {
     let now: () -> Int64
     /// Whether a write failure (entry, temporary or lock file) was logged as a warning already.
     private var warned = false
+    /// When the last sweep for a full file system started (wall clock, ms).
+    private var lastFullSweep: Int64 = 0
+    /// Whether a refused cache folder (`CacheFolderGuard`) was logged as an error already.
+    private var refusedFolder = false
     private var sequence = 0
     /// Bytes stored since the last `maybeSweep` that started a sweep.
     public internal(set) var bytesSinceSweep = 0
@@ -64,7 +68,9 @@ public final class DiskCache: DataCaching, RenderLocking {
         self.lowWater = min(1, max(0, lowWater))
         self.logger = logger
         self.now = now
-        if !CacheFiles.makeDirectories(p) {
+        if let refusal = CacheFolderGuard.refusal(p) {
+            refuse(refusal)
+        } else if !CacheFiles.makeDirectories(p) {
             _ = storeFailed("cannot create the cache folder \(p): \(Errno.text(Errno.current))")
         }
     }
@@ -93,6 +99,7 @@ public final class DiskCache: DataCaching, RenderLocking {
     // MARK: Reading
 
     public func entry(for key: CacheKey) -> CacheEntry? {
+        guard folderUsable() else { return nil }
         let p = entryPath(key.hex)
         let fd = open(p, Files.readRegularFlags)
         guard fd >= 0 else { return nil }
@@ -192,6 +199,7 @@ public final class DiskCache: DataCaching, RenderLocking {
         if case .image(let image) = entry { body = image.data }
         let header = EntryCodec.encodeHeader(entry, key: key, body: body)
         let final = entryPath(key.hex)
+        guard folderUsable() else { return false }
 
         var tmp = ""
         var fd: Int32 = -1
@@ -206,6 +214,7 @@ public final class DiskCache: DataCaching, RenderLocking {
             if code != EEXIST { break }
         }
         guard fd >= 0 else {
+            sweepIfOutOfSpace(code, tempFolder)
             return storeFailed("cannot create a file in \(tempFolder): \(Errno.text(code))")
         }
         let written = header.withUnsafeBytes { h in body.withUnsafeBytes { b in CacheFiles.writeFully(fd, h, b) } }
@@ -213,12 +222,12 @@ public final class DiskCache: DataCaching, RenderLocking {
         if !written {
             close(fd)
             unlink(tmp)
-            return storeFailed("cannot write \(tmp): \(Errno.text(code))")
+            return writeFailed(tmp, code)
         }
         if close(fd) != 0 {
             code = Errno.current
             unlink(tmp)
-            return storeFailed("cannot write \(tmp): \(Errno.text(code))")
+            return writeFailed(tmp, code)
         }
         if rename(tmp, final) != 0 {
             code = Errno.current
@@ -234,6 +243,45 @@ public final class DiskCache: DataCaching, RenderLocking {
         }
         bytesSinceSweep += header.count + body.count
         return true
+    }
+
+    /// A write that failed with `code` (its temporary file removed): one that ran out of space
+    /// (`ENOSPC`, `EDQUOT`: the file system is smaller than `sizeLimit`, or shared) starts a
+    /// sweep down to the low-water mark of what the file system really holds (`diskFull`).
+    private func writeFailed(_ tmp: String, _ code: Int32) -> Bool {
+        sweepIfOutOfSpace(code, tmp)
+        return storeFailed("cannot write \(tmp): \(Errno.text(code))")
+    }
+
+    /// Starts the sweep of a full file system when `code` says there is no space (or inode) left,
+    /// at most once a second (a disk filled by others may leave the sweep nothing to evict).
+    private func sweepIfOutOfSpace(_ code: Int32, _ what: String) {
+        guard code == ENOSPC || code == EDQUOT else { return }
+        let t = now()
+        guard t - lastFullSweep >= 1000,
+              background.start(sweeper.fittingTheDisk(), maxBatch: DiskCache.backgroundBatch, nowMs: t) else {
+            logger.debug("disk cache: no space left for \(what)")
+            return
+        }
+        lastFullSweep = t
+        bytesSinceSweep = 0
+        logger.notice("disk cache: no space left for \(what); sweeping to the low-water mark of what the disk holds")
+    }
+
+    /// Whether the cache folder may be used now (`CacheFolderGuard`): logs a refusal once as an error.
+    func folderUsable() -> Bool {
+        guard let refusal = CacheFolderGuard.refusal(path) else { return true }
+        refuse(refusal)
+        return false
+    }
+
+    private func refuse(_ refusal: String) {
+        if refusedFolder {
+            logger.debug("disk cache: \(refusal)")
+        } else {
+            refusedFolder = true
+            logger.error("disk cache: \(refusal); answers are served without the disk cache")
+        }
     }
 
     /// Logs the first failure of this process as a warning, later ones at debug level.

@@ -75,6 +75,7 @@ extension DiskCache {
     /// `staleAge` for a sweep. Files of live writers stay. Logs what it removed.
     @discardableResult
     public func removeAbandonedTemps() -> (files: Int, bytes: Int) {
+        guard folderUsable() else { return (0, 0) }
         var found: [(path: String, size: Int)] = []
         CacheFiles.forEachFile(in: tempFolder) { name, st in
             if DiskCache.isAbandonedTemp(name) {
@@ -141,6 +142,7 @@ extension DiskCache {
     @discardableResult
     public func purgeAll() -> (entries: Int, bytes: Int) {
         var removed = (entries: 0, bytes: 0)
+        guard folderUsable() else { return removed }
         SourceSideFiles(path: path).removeAll()
         sweeper.forEachEntry { folder, name, st in
             guard unlink("\(path)/\(folder)/\(name)") == 0 else { return }
@@ -157,6 +159,7 @@ extension DiskCache {
     @discardableResult
     public func purge(sourcePath: String) -> (entries: Int, bytes: Int) {
         var removed = (entries: 0, bytes: 0)
+        guard folderUsable() else { return removed }
         SourceSideFiles(path: path).remove(sourcePath: sourcePath)
         sweeper.forEachEntry { folder, name, entryStat in
             let p = "\(path)/\(folder)/\(name)"

@@ -18,6 +18,17 @@ public struct DiskCacheSweeper: Sendable {
     public let staleAge: Double
     /// Entries of at most this size are read (header only) for expired failures.
     let failureProbeSize: Int
+    /// Sweep as after a write that found the file system full (`fittingTheDisk`): the limit is
+    /// what the entries take plus the space left (`statvfs`) when that is below `sizeLimit`, and
+    /// entries are evicted to its low-water mark even when they are not over it.
+    var diskFull = false
+
+    /// This sweep, for a file system that ran out of space.
+    func fittingTheDisk() -> DiskCacheSweeper {
+        var s = self
+        s.diskFull = true
+        return s
+    }
 
     var tempFolder: String { path + "/tmp" }
     var lockFolder: String { path + "/locks" }
@@ -43,6 +54,7 @@ public struct DiskCacheSweeper: Sendable {
     /// (non-blocking lock on `sweep.lock`).
     public func sweep(maxBatch: Int, nowMs: Int64) -> SweepStats? {
         let start = Timeline.now()
+        guard CacheFolderGuard.isUsable(path) else { return nil }
         let lockFD = open(sweepLockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
         guard lockFD >= 0 else { return nil }
         defer { close(lockFD) }
@@ -75,8 +87,10 @@ public struct DiskCacheSweeper: Sendable {
                 oldest.offer(.init(mtime: mtime, size: size, name: entryName))
             }
         }
-        let target = Int(Double(sizeLimit) * lowWater)
-        if total > sizeLimit {
+        var limit = sizeLimit
+        if diskFull, let free = Files.availableBytes(path) { limit = min(sizeLimit, total + free) }
+        let target = Int(Double(limit) * lowWater)
+        if total > limit || diskFull {
             for e in oldest.sortedOldestFirst() where total > target {
                 let hex = e.name.hex
                 let p = "\(path)/\(hex.prefix(2))/\(hex)"
@@ -88,7 +102,7 @@ public struct DiskCacheSweeper: Sendable {
                 stats.removedEntries += 1
                 stats.removedBytes += e.size
             }
-            stats.overLimit = total > sizeLimit
+            stats.overLimit = total > limit
         }
         stats.entries = count
         stats.bytes = total - liveTempBytes

@@ -16,6 +16,11 @@ import Logging
 /// waiter renders itself. A holder killed with SIGKILL loses its lock with its life, and the next
 /// waiter renders.
 ///
+/// A failure of the source itself (`SourceFault`: damaged, not an image, over a limit for every
+/// variant, its decode killed at the render deadline) is stored under the source's key instead
+/// (`CacheKey.sourceFailures`, given to `fetch` as `source`), which every variant of that source
+/// version looks up before rendering: 100 sizes of one bad file cost one attempt.
+///
 /// Every failure leaves as a `PipelineFailure`; a remembered one says where it came from (`outcome`).
 /// Without a disk cache there are no locks: memory → render → memory.
 /// Not thread-safe: one per worker process. `ImagePipeline` owns one.
@@ -35,8 +40,11 @@ public final class RenderCoordinator {
     public let storesFinal: Bool
     let logger: Logger
     let now: () -> Int64
+    /// When the current request began (wall clock, ms; `requestBegan()`), plus the time it waited
+    /// for render locks: the base of the render deadline announced in decode markers.
+    var requestStarted: Int64 = 0
     /// Failures remembered by this process (hex → failure), so a bad URL costs no file read.
-    private var failures: [String: (failure: PipelineFailure, expires: Int64)] = [:]
+    var failures: [String: (failure: PipelineFailure, expires: Int64)] = [:]
     private static let failureMemoLimit = 512
 
     /// - Parameter locks: the render lock; by default the disk cache when it is one (`DiskCache`).
@@ -69,40 +77,51 @@ public final class RenderCoordinator {
     /// cache has the key and no other process rendered it meanwhile). `observer` hears the
     /// `wait` (render lock) and `store` stages and may stop the request there.
     ///
+    /// `source` (`CacheKey.sourceFailures` of the request's source version) is looked up for a
+    /// remembered failure of the source before anything is rendered, and a `SourceFault` thrown by
+    /// `render` is stored under it (this process also remembers it under `key`).
+    ///
     /// Throws a `PipelineFailure` (any error of `render` is converted): with `outcome` when it
     /// was remembered (`.miss` when this render's failure was just stored), without when it is
     /// not remembered (internal failures, `negativeTTL` 0).
-    public func fetch(_ key: CacheKey, observer: (any RenderObserving)? = nil,
+    public func fetch(_ key: CacheKey, source: CacheKey? = nil, observer: (any RenderObserving)? = nil,
                       render: () throws -> CachedImage) throws(PipelineFailure) -> (CachedImage, CacheOutcome) {
         if let image = memory[key] { return (image, .hitMemory) }
-        if let f = failures[key.hex] {
+        for k in [key, source].compactMap({ $0 }) {
+            guard let f = failures[k.hex] else { continue }
             if f.expires > now() { throw f.failure.with(outcome: .hitMemory) }
-            failures[key.hex] = nil
+            failures[k.hex] = nil
         }
-        guard let disk else { return try renderAndStore(key, render, observer) }
+        guard let disk else { return try renderAndStore(key, source, render, observer) }
         if let hit = try lookUp(key, in: disk, outcome: .hitDisk) { return hit }
+        if let source { try lookUpSourceFailure(source, in: disk, outcome: .hitDisk) }
         // Without stored results (`cache.store = original`) a waiter would find nothing to read
         // and render after the holder anyway: no lock, the renders run side by side.
-        guard storesFinal, let locks else { return try renderAndStore(key, render, observer) }
+        guard storesFinal, let locks else { return try renderAndStore(key, source, render, observer) }
 
         try observer?.enter(.wait)
+        let asked = now()
         switch locks.lock(key, timeout: lockTimeout) {
         case let .acquired(lock, waited):
             defer { lock.release() }
             observer?.lockTaken(waited: waited)
+            // The wait is taken off the request's clock (as the master does): so is the deadline.
+            if waited { requestStarted += max(0, now() - asked) }
             if renderTimeout > 0 { lock.announce(until: now() + Int64((renderTimeout + 1) * 1000)) }
             // Another process may have finished between the first look and the lock.
             if let hit = try lookUp(key, in: disk, outcome: waited ? .coalesced : .hitDisk) { return hit }
+            if waited, let source { try lookUpSourceFailure(source, in: disk, outcome: .coalesced) }
             if waited { try observer?.enter(.wait, detail: "took over") }
-            return try renderAndStore(key, render, observer)
+            return try renderAndStore(key, source, render, observer)
         case .timedOut:
             observer?.lockTaken(waited: true)
             if let hit = try lookUp(key, in: disk, outcome: .coalesced) { return hit }
+            if let source { try lookUpSourceFailure(source, in: disk, outcome: .coalesced) }
             logger.warning("render of \(key.sourcePath) still locked by another process past its deadline (or \(lockTimeout) s without one); rendering here too")
-            return try renderAndStore(key, render, observer)
+            return try renderAndStore(key, source, render, observer)
         case .unavailable:
             observer?.lockTaken(waited: false)
-            return try renderAndStore(key, render, observer)
+            return try renderAndStore(key, source, render, observer)
         }
     }
 
@@ -127,7 +146,7 @@ public final class RenderCoordinator {
         }
     }
 
-    private func renderAndStore(_ key: CacheKey, _ render: () throws -> CachedImage,
+    private func renderAndStore(_ key: CacheKey, _ source: CacheKey?, _ render: () throws -> CachedImage,
                                 _ observer: (any RenderObserving)?) throws(PipelineFailure) -> (CachedImage, CacheOutcome) {
         let image: CachedImage
         do {
@@ -140,8 +159,15 @@ public final class RenderCoordinator {
             guard negativeTTL > 0, failure.kind.isRememberable else { throw failure }
             let expires = now() + Int64(negativeTTL * 1000)
             let stored = PipelineFailure(failure.kind, failure.message)
-            disk?.store(.failure(stored, expires: expires), for: key)
+            // A failure of the source is stored once, under the source's key, which every variant
+            // (and a waiter for this one) looks up.
+            let sourceKey = error is SourceFault ? source : nil
+            disk?.store(.failure(stored, expires: expires), for: sourceKey ?? key)
             remember(key, stored, expires: expires)
+            if let sourceKey {
+                remember(sourceKey, stored, expires: expires)
+                logger.debug("remembering the failure of source \(key.sourcePath) for every variant for \(negativeTTL) s: \(stored.message)")
+            }
             throw failure.with(outcome: .miss)
         }
         if storesFinal { disk?.store(.image(image), for: key) }
@@ -149,7 +175,7 @@ public final class RenderCoordinator {
         return (image, .miss)
     }
 
-    private func remember(_ key: CacheKey, _ failure: PipelineFailure, expires: Int64) {
+    func remember(_ key: CacheKey, _ failure: PipelineFailure, expires: Int64) {
         if failures.count >= RenderCoordinator.failureMemoLimit {
             let t = now()
             failures = failures.filter { $0.value.expires > t }

@@ -38,6 +38,16 @@ public final class RenderLock {
         _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
     }
 
+    /// Withdraws the announced deadline (the file is left empty).
+    public func withdrawAnnouncement() {
+        guard isHeld, fd >= 0 else { return }
+        _ = ftruncate(fd, 0)
+    }
+
+    /// What the file said when this lock was taken: the deadline of an earlier holder that died
+    /// holding it (a holder that released it removed the file), nil when none.
+    public var announcedDeadline: Int64? { fd >= 0 ? RenderLock.announcedDeadline(fd) : nil }
+
     /// The deadline a holder announced in the lock file open on `fd`, nil when none (or garbage).
     static func announcedDeadline(_ fd: Int32) -> Int64? {
         var bytes = [UInt8](repeating: 0, count: 24)

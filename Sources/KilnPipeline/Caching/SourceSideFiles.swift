@@ -77,13 +77,14 @@ public struct SourceSideFiles: Sendable {
 
     /// Creates the folder of `id`'s files.
     public func makeFolder(_ id: String) -> Bool {
-        CacheFiles.makeDirectories("\(folder)/\(Substring(id.utf8.prefix(2)))")
+        guard CacheFolderGuard.isUsable(path) else { return false }
+        return CacheFiles.makeDirectories("\(folder)/\(Substring(id.utf8.prefix(2)))")
     }
 
     /// Replaces the text file `p` atomically with `lines`; false for a value with a line break (it
     /// would shift the fields) or a write that failed.
     public func writeLines(_ lines: [String], to p: String) -> Bool {
-        guard lines.allSatisfy({ !$0.utf8.contains(0x0A) && !$0.utf8.contains(0x0D) }),
+        guard CacheFolderGuard.isUsable(path), lines.allSatisfy({ !$0.utf8.contains(0x0A) && !$0.utf8.contains(0x0D) }),
               CacheFiles.makeDirectories(String(p[..<p.lastIndex(of: "/")!])) else { return false }
         do {
             try Files.writeAtomically(Array((lines.joined(separator: "\n") + "\n").utf8), to: p)

@@ -79,3 +79,20 @@ extension ImagePipeline {
         }
     }
 }
+
+extension ImagePipeline {
+    /// Whether `error`, a budget refusal of some variant, refuses every variant of the source:
+    /// its decode alone, at the smallest size any request could decode it at, is over the same
+    /// budget. Such a refusal is remembered per source (`SourceFault`); one the variant's own
+    /// steps cause (a large output, a blur) stays per variant.
+    func overBudgetForEveryVariant(_ error: any Error, format: ImageFormat, data: [UInt8], header: ImageHeader) -> Bool {
+        guard let excess = error as? BudgetExcess else { return false }
+        let (smallest, _) = RequestCost.decodeStep(format: format, data: data, header: header,
+                                                   minimum: PixelSize(width: 1, height: 1))
+        switch excess {
+        case .memory: return smallest.bytes > limits.maxRequestMemory
+        case .work: return smallest.work > Double(limits.maxRequestWork)
+        case .outputBytes: return false
+        }
+    }
+}

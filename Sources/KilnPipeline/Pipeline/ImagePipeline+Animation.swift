@@ -33,15 +33,21 @@ extension ImagePipeline {
     }
 
     func renderAnimation(_ request: ImageRequest, opened: any OpenedSource, data: [UInt8], format: ImageFormat,
-                         orientation: Int, accepted: FormatNegotiation, timeline: Timeline) throws -> RenderedImage {
+                         orientation: Int, accepted: FormatNegotiation, timeline: Timeline,
+                         source: CacheKey? = nil) throws -> RenderedImage {
+        // With `source` (rendering through the caches), what fails for every variant of this
+        // source version is thrown as `SourceFault`: the structure, the canvas, a frame's decode.
+        func ofSource<T>(_ body: () throws -> T) throws -> T {
+            do { return try body() } catch { throw source == nil ? error : SourceFault(error) }
+        }
         var timeline = timeline
         guard let decoder = stages.animations.animationDecoder(for: format) else {
             throw PipelineError.unsupportedType(format.mimeType)
         }
-        let info = try decoder.readAnimation(data)
+        let info = try ofSource { try decoder.readAnimation(data) }
         let still = ImageHeader(format: format, width: info.canvas.width, height: info.canvas.height,
                                 frameCount: 1, orientation: orientation, hasAlpha: info.hasAlpha)
-        try limits.decodeLimits.check(still)   // one frame must fit, whatever the mode
+        try ofSource { try limits.decodeLimits.check(still) }   // one frame must fit, whatever the mode
         let outputFormat = Self.animationOutputFormat(request.output, source: format, accepted: accepted,
                                                       animated: info.frameCount > 1)
         var animate = request.output.frame == nil && info.frameCount > 1 && outputFormat.supportsAnimation
@@ -84,25 +90,34 @@ extension ImagePipeline {
         var picked: PixelBuffer?
         var frameSize = still.displayedSize
         try observer?.enter(.decode)
-        try decoder.decodeFrames(data) { frame in
-            if !animate && frame.index < frameIndex { return true }
-            let image = try self.processFrame(frame, request: request, orientation: orientation,
-                                              iccProfile: info.iccProfile, canvas: still.displayedSize)
-            guard animate else {
-                picked = image
-                return false
-            }
-            if sink == nil {
-                try ImagePipeline.checkFormatLimit(outputFormat, size: image.size)
-                guard let encoder = self.stages.animations.animationEncoder(for: outputFormat) else {
-                    throw EncodeError.failed("no animation encoder for \(outputFormat.displayName)")
+        do {
+            // A kill while a frame is processed or encoded is the variant's, not the source's.
+            try decodeMarked(source, stepwise: { marking in
+                try decoder.decodeFrames(data) { frame in
+                    if !animate && frame.index < frameIndex { return true }   // composited only
+                    return try marking.outsideDecode {
+                        let image = try self.processFrame(frame, request: request, orientation: orientation,
+                                                          iccProfile: info.iccProfile, canvas: still.displayedSize)
+                        guard animate else {
+                            picked = image
+                            return false
+                        }
+                        if sink == nil {
+                            try ImagePipeline.checkFormatLimit(outputFormat, size: image.size)
+                            guard let encoder = self.stages.animations.animationEncoder(for: outputFormat) else {
+                                throw EncodeError.failed("no animation encoder for \(outputFormat.displayName)")
+                            }
+                            sink = try encoder.begin(size: image.size, loopCount: info.loopCount, options: encodeOptions)
+                            frameSize = image.size
+                        }
+                        try self.observer?.enter(.encode, detail: "frame \(frame.index)")
+                        try sink?.add(image, durationMilliseconds: frame.durationMilliseconds)
+                        return true
+                    }
                 }
-                sink = try encoder.begin(size: image.size, loopCount: info.loopCount, options: encodeOptions)
-                frameSize = image.size
-            }
-            try self.observer?.enter(.encode, detail: "frame \(frame.index)")
-            try sink?.add(image, durationMilliseconds: frame.durationMilliseconds)
-            return true
+            })
+        } catch let error as DecodeError where source != nil {
+            throw SourceFault(error)   // the decoder's (the frames' own steps throw other errors)
         }
         timeline.mark("process")
 

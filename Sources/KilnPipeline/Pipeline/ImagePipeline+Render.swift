@@ -15,38 +15,64 @@ extension ImagePipeline {
     /// 16383 px) is refused with `PipelineError.formatLimit`: before decoding when the size is
     /// known from the plan, else right before encoding; `f:auto` picks a format that holds it.
     public func render(_ request: ImageRequest, from opened: any OpenedSource, accepted: FormatNegotiation = .sourceOnly) throws -> RenderedImage {
+        try render(request, from: opened, accepted: accepted, source: nil)
+    }
+
+    /// `render(_:from:accepted:)` for the caches: with `source` (the source's
+    /// `CacheKey.sourceFailures`), failures of the source itself are thrown as `SourceFault`
+    /// (remembered for every variant), and the decode runs under the source's decode marker
+    /// (`RenderCoordinator.decoding`).
+    func render(_ request: ImageRequest, from opened: any OpenedSource, accepted: FormatNegotiation,
+                source: CacheKey?) throws -> RenderedImage {
+        // What fails here fails for every variant of this source version.
+        func ofSource<T>(_ body: () throws -> T) throws -> T {
+            do { return try body() } catch { throw source == nil ? error : SourceFault(error) }
+        }
         var timeline = Timeline()
         try observer?.enter(.load)
         let fetchesBefore = stages.sourceActivity?.count
-        let data = try opened.readAll()
+        let data = try ofSource { try opened.readAll() }
         timeline.mark(stages.sourceActivity?.count != fetchesBefore ? "fetch" : "load")
         try observer?.enter(.sniff)
 
         let sniffed = stages.sniffer.sniff(data)
-        guard let format = sniffed.format else { throw PipelineError.unsupportedType(sniffed.mimeType) }
+        guard let format = sniffed.format else {
+            return try ofSource { throw PipelineError.unsupportedType(sniffed.mimeType) }
+        }
         observer?.sourceRead(format: format, bytes: data.count)
         timeline.mark("sniff")
 
         let decoder = stages.decoders.decoder(for: format)
-        var header = try decoder.readHeader(data)
+        var header = try ofSource { try decoder.readHeader(data) }
         let orientation = header.orientation
         if !request.autorotate { header.orientation = 1 }
         if format == .gif || header.frameCount > 1 {   // ImagePipeline+Animation.swift
             return try renderAnimation(request, opened: opened, data: data, format: format,
-                                       orientation: header.orientation, accepted: accepted, timeline: timeline)
+                                       orientation: header.orientation, accepted: accepted, timeline: timeline,
+                                       source: source)
         }
         let decodeLimits = limits.decodeLimits
-        try decodeLimits.check(header)
+        try ofSource { try decodeLimits.check(header) }
         // Format limits are known from the plan: refuse before decoding (f:auto adapts later).
         if let fixed = ImagePipeline.fixedOutputFormat(request, source: format),
            let planned = request.plannedOutputSize(source: header.displayedSize) {
             try ImagePipeline.checkFormatLimit(fixed, size: planned)
         }
-        try checkBudget(request, format: format, data: data, header: header, accepted: accepted)   // CostBudget.swift
+        do {
+            try checkBudget(request, format: format, data: data, header: header, accepted: accepted)   // CostBudget.swift
+        } catch {
+            // No variant of this source fits when its smallest decode alone does not.
+            guard source != nil, overBudgetForEveryVariant(error, format: format, data: data, header: header) else { throw error }
+            throw SourceFault(error)
+        }
         let options = DecodeOptions(minimumSize: ImagePipeline.minimumDecodeSize(for: request, header: header),
                                     limits: decodeLimits)
-        try observer?.enter(.decode)
-        let decoded = try decoder.decode(data, options: options)
+        let decoded = try ofSource {
+            try decodeMarked(source) {
+                try observer?.enter(.decode)
+                return try decoder.decode(data, options: options)
+            }
+        }
         timeline.mark("decode")
 
         var image = decoded.buffer
@@ -85,6 +111,18 @@ extension ImagePipeline {
         observer?.resultEncoded(format: outputFormat, bytes: encoded.count)
         return RenderedImage(data: encoded, format: outputFormat, sourceIdentity: opened.identity,
                              size: image.size, timeline: timeline)
+    }
+
+    /// Runs `decode` under the source's decode marker when rendering through the caches.
+    func decodeMarked<T>(_ source: CacheKey?, _ decode: () throws -> T) throws -> T {
+        guard let source, let cache else { return try decode() }
+        return try cache.decoding(source, decode)
+    }
+
+    /// `decodeMarked(_:_:)` for a decode that hands its steps to the caller (`DecodeMarking`).
+    func decodeMarked<T>(_ source: CacheKey?, stepwise decode: (DecodeMarking) throws -> T) throws -> T {
+        guard let source, let cache else { return try decode(DecodeMarking(lock: nil, until: 0)) }
+        return try cache.decoding(source, decode)
     }
 
     /// Shrink-on-load keeps at least this many decoded pixels per output pixel on each axis.

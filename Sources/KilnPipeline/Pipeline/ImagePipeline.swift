@@ -55,11 +55,12 @@ public final class ImagePipeline {
             }
         }
         let key = cacheKey(for: request, accepted: accepted, source: opened.identity)
+        let sourceKey = CacheKey.sourceFailures(sourcePath: request.sourcePath, identity: opened.identity)
         timeline.mark("key")
         var renderTimeline: Timeline?
         let started = Timeline.now()
-        let (image, outcome) = try cache.fetch(key, observer: observer) {
-            let rendered = try render(request, from: opened, accepted: accepted)
+        let (image, outcome) = try cache.fetch(key, source: sourceKey, observer: observer) {
+            let rendered = try render(request, from: opened, accepted: accepted, source: sourceKey)
             renderTimeline = rendered.timeline
             return CachedImage(rendered, sourcePath: request.sourcePath)
         }
@@ -78,6 +79,7 @@ public final class ImagePipeline {
     /// by `source.fetch_timeout` alone (`kiln process`, `kiln warm`).
     public func requestBegan() {
         stages.sourceActivity?.beginRequest()
+        cache?.requestBegan()
     }
 
     /// Hands the remote reads made since the last call to the observer (metrics).

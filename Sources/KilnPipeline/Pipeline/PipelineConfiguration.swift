@@ -13,6 +13,8 @@ public struct PipelineConfiguration: Sendable {
     public var processors: ProcessorRegistry
     /// Adds sources beside the local folder (KilnOrigins' remote origins); nil: local files only.
     public var sources: (any SourceStageBuilding)?
+    /// Decodes sleep as their source asks (`SleepingDecoders`, `debug.sleep_decode`): tests only.
+    public var sleepDecode = false
 
     /// Every setting the pipeline reads (its `[source]`, `[limits]` and `[output]` declarations).
     public static var settings: [SettingInfo] { SourceConfiguration.settings + LimitsConfiguration.settings + OutputConfiguration.settings }
@@ -51,6 +53,10 @@ public struct PipelineConfiguration: Sendable {
             throw .unavailable("\(error)")
         }
         stages.sourceActivity = activity
+        if sleepDecode {
+            stages.decoders = SleepingDecoders(wrapping: stages.decoders)
+            stages.animations = SleepingAnimations(wrapping: stages.animations)
+        }
         return ImagePipeline(stages: stages, limits: limits, output: output, sourceBuilder: sources)
     }
 

@@ -82,6 +82,8 @@ public struct PipelineFailure: Error, Sendable, Equatable {
         switch error {
         case let e as PipelineFailure:
             self = e
+        case let e as SourceFault:
+            self.init(e.underlying)
         case let e as SpecError:
             switch e {
             case let .invalidOption(segment, reason): self.init(.invalidRequest, "bad option '\(segment)': \(reason)")

@@ -81,19 +81,8 @@ public struct RequestCost: Sendable, Equatable {
                             accepted: FormatNegotiation, output: OutputConfiguration) -> RequestCost {
         var cost = RequestCost()
         let minimum = ImagePipeline.minimumDecodeSize(for: request, header: header)
-        let decode = DecodePlan.plan(format: format, data: data, header: header, minimum: minimum)
-        let fullMP = megapixels(header.size)
-        let decodeWork: Double = switch format {
-        case .jpeg: 1.5 * fullMP
-        case .png: 3 * fullMP
-        case .webp: (DecodePlan.isLossless(data) ? 5 : 2) * fullMP
-        case .gif: 2 * fullMP
-        // dav1d / libde265 on one thread plus the YUV → RGB conversion: the 12 MP bench photo took
-        // about 0.3 s (AVIF) and 1.2 s (HEIC, libheif's grid and colour conversion) of CPU.
-        case .avif: 3 * fullMP
-        case .heic: 10 * fullMP
-        }
-        cost.add("decode", data.count + decode.bufferBytes + decode.scratchBytes, decodeWork)
+        let (decoding, decode) = RequestCost.decodeStep(format: format, data: data, header: header, minimum: minimum)
+        cost.steps.append(decoding)
 
         var size = decode.size
         var channels = decode.channels
@@ -149,6 +138,25 @@ public struct RequestCost: Sendable, Equatable {
         cost.add("encode \(outputFormat.displayName)", bytes + Int(working),
                  encoderWork(outputFormat, lossless: lossless, avifSpeed: output.avifSpeed) * megapixels(size))
         return cost
+    }
+
+    /// The decode step of a plan whose decode keeps at least `minimum` pixels (nil: full size),
+    /// and the decode plan it comes from.
+    static func decodeStep(format: ImageFormat, data: [UInt8], header: ImageHeader,
+                           minimum: PixelSize?) -> (Step, DecodePlan) {
+        let decode = DecodePlan.plan(format: format, data: data, header: header, minimum: minimum)
+        let fullMP = megapixels(header.size)
+        let decodeWork: Double = switch format {
+        case .jpeg: 1.5 * fullMP
+        case .png: 3 * fullMP
+        case .webp: (DecodePlan.isLossless(data) ? 5 : 2) * fullMP
+        case .gif: 2 * fullMP
+        // dav1d / libde265 on one thread plus the YUV → RGB conversion: the 12 MP bench photo took
+        // about 0.3 s (AVIF) and 1.2 s (HEIC, libheif's grid and colour conversion) of CPU.
+        case .avif: 3 * fullMP
+        case .heic: 10 * fullMP
+        }
+        return (Step(name: "decode", bytes: data.count + decode.bufferBytes + decode.scratchBytes, work: decodeWork), decode)
     }
 
     mutating func add(_ name: String, _ bytes: Int, _ work: Double) {

@@ -12,7 +12,9 @@ import Logging
 /// stopped process only dies by SIGKILL), names the URL and the stage it was stuck in, and starts
 /// a fresh worker in its place (not counted as a crash). Only that request fails: nginx answers 502
 /// for it. The killed worker's render lock goes with it, so a request waiting for the same variant
-/// takes over.
+/// takes over. A worker killed while decoding leaves its decode marker in the disk cache
+/// (`RenderCoordinator.decoding`): the next request for any size of that source remembers the
+/// source as a failure instead of decoding it again.
 extension Supervisor {
     /// Whether `.scoreboard` readings matter (else the shell need not read the slots).
     var watchesRequests: Bool { limits.renderTimeout > 0 || limits.slowLogAfter > 0 }

@@ -60,6 +60,7 @@ public struct KilnConfiguration: Sendable, Equatable {
                          sharedState: RecordLockFile? = nil) throws(ConfigError) -> PipelineConfiguration {
         var configuration = try PipelineConfiguration(source: source, limits: limits, output: output, presets: presets,
                                                       processors: processors)
+        configuration.sleepDecode = debug.sleepDecode
         if !origins.origins.isEmpty {
             configuration.sources = OriginSources(origins, maxFileBytes: limits.maxFileBytes, sharedState: sharedState,
                                                   workers: server.workers)

@@ -161,9 +161,5 @@ import KilnModel
         let request = try SpecParser().parse("/a.png", isDecoded: true)
         #expect(try pipeline.image(for: request, accepted: accepting(nil)).outcome == .miss)
         #expect(try pipeline.image(for: request, accepted: accepting(nil)).outcome == .miss)
-        #expect(try pipeline.sourceVersion(for: request) == files.files["a.png"]?.identity)
-        #expect(throws: PipelineFailure(.notFound, "no source at b.png")) {
-            try pipeline.sourceVersion(for: try SpecParser().parse("/b.png", isDecoded: true))
-        }
     }
 }

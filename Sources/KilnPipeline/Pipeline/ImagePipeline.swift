@@ -87,16 +87,6 @@ public final class ImagePipeline {
         stages.sourceActivity?.report(to: observer)
     }
 
-    /// The version of `request`'s source (one `stat`, nothing read): for `If-Modified-Since`.
-    public func sourceVersion(for request: ImageRequest) throws(PipelineFailure) -> SourceIdentity {
-        defer { reportOriginFetches() }
-        do {
-            return try stages.source.identity(of: request.sourcePath)
-        } catch {
-            throw PipelineFailure(error)
-        }
-    }
-
     /// The cache key of `request` for a client sending `accept`, with `source` the version read.
     public func cacheKey(for request: ImageRequest, accepted: FormatNegotiation, source: SourceIdentity) -> CacheKey {
         CacheKey(request: request, accepted: accepted, source: source, output: output)

@@ -115,6 +115,16 @@ import Testing
         #expect((try? CodedLayout.read(Self.file([honest] + tiles, primary: 1, dimg: [2, 3]), format: .avif))?.codedPixels == 131_072)
     }
 
+    @Test func hugeSizesAreCappedNotTrapped() throws {
+        let items = (1...3).map { Item(id: $0, type: "av01", ispe: (0xFFFF_FFFF, 0xFFFF_FFFF)) }
+        let layout = try #require(try CodedLayout.read(Self.file(items, primary: 1), format: .avif))
+        #expect(layout.codedPixels == CodedLayout.cap && layout.largestCodedPixels == CodedLayout.cap)
+        let plan = DecodePlan.plan(format: .avif, data: Self.file(items, primary: 1),
+                                   header: ImageHeader(format: .avif, width: 100, height: 100, frameCount: 1, orientation: 1, hasAlpha: false),
+                                   minimum: nil)
+        #expect(plan.codedPixels == CodedLayout.cap)
+    }
+
     @Test func whatDoesNotParseIsLeftToTheLibrary() throws {
         #expect(HEIFItems.parse([]) == nil)
         let data = Self.file([Item(id: 1, type: "hvc1", ispe: (100, 75), coded: (100, 75))], primary: 1)

@@ -20,12 +20,17 @@ public struct CodedLayout: Equatable, Sendable {
     /// Whether the primary image is a grid.
     public var isGrid: Bool
 
+    static let cap = 1 << 40
+
     /// The layout of `data`, nil when its boxes do not parse (the library then refuses the file)
     /// or it has no coded item. Throws `corrupt` when a size in the file lies.
     public static func read(_ data: [UInt8], format: ImageFormat) throws(DecodeError) -> CodedLayout? {
         guard let items = HEIFItems.parse(data) else { return nil }
         let codec = format == .heic ? "hvc1" : "av01"
         var layout = CodedLayout(codedPixels: 0, largestCodedPixels: 0, isGrid: items.items[items.primary]?.type == "grid")
+        // Item data read for in-band parameter sets: at most the file's size once more (extents
+        // shared by many items would otherwise make this walk cost what the file multiplies).
+        var budget = data.count + (1 << 20)
         for (id, item) in items.items.sorted(by: { $0.key < $1.key }) {
             if item.type == "grid" {
                 try checkGrid(items, id)
@@ -35,11 +40,13 @@ public struct CodedLayout: Equatable, Sendable {
             guard let stored = items.storedSize(of: id) else {
                 throw .corrupt("\(format.displayName) item \(id) has no size (ispe)")
             }
-            let pixels = stored.width.multipliedReportingOverflow(by: stored.height)
-            guard !pixels.overflow else { throw .corrupt("\(format.displayName) item \(id) is \(stored.width)x\(stored.height)") }
-            if format == .heic { try checkHEVC(items, id, stored: stored) }
-            layout.codedPixels += pixels.partialValue
-            layout.largestCodedPixels = max(layout.largestCodedPixels, pixels.partialValue)
+            // ispe sizes are 32-bit: capped at 2^40 pixels (far over any budget), so sums and the
+            // plan's products cannot overflow.
+            let product = stored.width.multipliedReportingOverflow(by: stored.height)
+            let pixels = product.overflow ? Self.cap : min(product.partialValue, Self.cap)
+            if format == .heic { try checkHEVC(items, id, stored: stored, budget: &budget) }
+            layout.codedPixels = min(layout.codedPixels + pixels, Self.cap)
+            layout.largestCodedPixels = max(layout.largestCodedPixels, pixels)
         }
         return layout.codedPixels > 0 ? layout : nil
     }
@@ -64,13 +71,20 @@ public struct CodedLayout: Equatable, Sendable {
     }
 
     /// Every SPS of an HEVC item (its `hvcC` and its data) against its `ispe`.
-    private static func checkHEVC(_ items: HEIFItems, _ id: UInt32, stored: (width: Int, height: Int)) throws(DecodeError) {
+    private static func checkHEVC(_ items: HEIFItems, _ id: UInt32, stored: (width: Int, height: Int),
+                                  budget: inout Int) throws(DecodeError) {
         guard let config = items.property("hvcC", of: id), config.count >= 23 else {
             throw .corrupt("HEIC item \(id) has no decoder configuration (hvcC)")
         }
         var sizes = HEVCSequenceSize.inConfiguration(items.data[config])
         let lengthSize = Int(items.data[config.lowerBound + 21] & 3) + 1
-        if let data = items.itemData(id) { sizes += HEVCSequenceSize.inItemData(data, lengthSize: lengthSize) }
+        if let length = items.dataLength(id) {
+            guard length <= budget, let data = items.itemData(id, limit: length) else {
+                throw .corrupt("HEIC item \(id): item data overlaps or runs past the file")
+            }
+            budget -= length
+            sizes += HEVCSequenceSize.inItemData(data, lengthSize: lengthSize)
+        }
         guard !sizes.isEmpty else { throw .corrupt("HEIC item \(id) has no sequence parameter set") }
         for size in sizes {
             guard let size else { throw .corrupt("HEIC item \(id) has a sequence parameter set that does not parse") }

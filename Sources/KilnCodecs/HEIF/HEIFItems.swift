@@ -73,23 +73,31 @@ struct HEIFItems {
         return (Self.u32(data, p.lowerBound + 4), Self.u32(data, p.lowerBound + 8))
     }
 
-    /// The item's data (its extents joined), nil when it is not in the file or too large.
+    /// The length of the item's data (its extents; a length 0 runs to the end of the file or
+    /// `idat`), nil when it has no location.
+    func dataLength(_ item: UInt32) -> Int? {
+        guard let location = locations[item] else { return nil }
+        let whole = location.method == 1 ? idat?.count ?? 0 : data.count
+        return location.extents.reduce(0) { sum, e in
+            let n = e.length == 0 ? max(0, whole - e.offset) : min(e.length, whole)
+            return min(sum + n, Int.max / 2)
+        }
+    }
+
+    /// The item's data (its extents joined), nil when it is not in the file or over `limit`.
     func itemData(_ item: UInt32, limit: Int = 64 << 20) -> [UInt8]? {
         guard let location = locations[item] else { return nil }
         var bytes: [UInt8] = []
+        let whole = location.method == 1 ? idat : 0..<data.count
+        guard let whole, location.method <= 1 else { return nil }
         for extent in location.extents {
-            var start = extent.offset
-            var end = extent.length == 0 ? data.count : extent.offset + extent.length
-            if location.method == 1 {
-                guard let idat else { return nil }
-                start += idat.lowerBound
-                end = extent.length == 0 ? idat.upperBound : start + extent.length
-                guard end <= idat.upperBound else { return nil }
-            } else if location.method != 0 {
-                return nil
-            }
-            guard start >= 0, start <= end, end <= data.count, bytes.count + (end - start) <= limit else { return nil }
-            bytes += data[start..<end]
+            // Offsets and lengths are up to 64-bit: compared, never added past the file.
+            guard extent.offset <= whole.count else { return nil }
+            let start = whole.lowerBound + extent.offset
+            let available = whole.upperBound - start
+            let length = extent.length == 0 ? available : extent.length
+            guard length <= available, length <= limit - bytes.count else { return nil }
+            bytes += data[start..<(start + length)]
         }
         return bytes
     }

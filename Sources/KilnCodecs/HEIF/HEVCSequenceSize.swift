@@ -53,6 +53,10 @@ public struct HEVCSequenceSize: Equatable, Sendable {
                                 cropped: PixelSize(width: croppedWidth, height: croppedHeight))
     }
 
+    /// HEVC has 16 SPS ids; past this many parameter sets in one place, each is nil (refused)
+    /// instead of parsed.
+    static let maxSets = 64
+
     /// Every SPS in an `hvcC` box's payload (its NAL arrays).
     public static func inConfiguration(_ hvcC: ArraySlice<UInt8>) -> [HEVCSequenceSize?] {
         let b = Array(hvcC)
@@ -68,7 +72,7 @@ public struct HEVCSequenceSize: Equatable, Sendable {
                 guard pos + 2 <= b.count else { return out + [nil] }
                 let length = Int(b[pos]) << 8 | Int(b[pos + 1])
                 guard pos + 2 + length <= b.count else { return out + [nil] }
-                if type == 33 { out.append(read(b[(pos + 2)..<(pos + 2 + length)])) }
+                if type == 33 { out.append(out.count < maxSets ? read(b[(pos + 2)..<(pos + 2 + length)]) : nil) }
                 pos += 2 + length
             }
         }
@@ -85,7 +89,9 @@ public struct HEVCSequenceSize: Equatable, Sendable {
             for k in 0..<lengthSize { length = length << 8 | Int(data[pos + k]) }
             pos += lengthSize
             guard length <= data.count - pos else { break }
-            if length >= 2, (data[pos] >> 1) & 0x3F == 33 { out.append(read(data[pos..<(pos + length)])) }
+            if length >= 2, (data[pos] >> 1) & 0x3F == 33 {
+                out.append(out.count < maxSets ? read(data[pos..<(pos + length)]) : nil)
+            }
             pos += length
         }
         return out

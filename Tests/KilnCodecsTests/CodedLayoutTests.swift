@@ -115,6 +115,15 @@ import Testing
         #expect((try? CodedLayout.read(Self.file([honest] + tiles, primary: 1, dimg: [2, 3]), format: .avif))?.codedPixels == 131_072)
     }
 
+    @Test func anOverlayWhoseCanvasLiesIsCorrupt() throws {
+        let tile = Item(id: 2, type: "hvc1", ispe: (64, 64), coded: (64, 64))
+        func overlay(_ w: Int, _ h: Int) -> Item {
+            Item(id: 1, type: "iovl", ispe: (128, 64), data: [0, 0] + [UInt8](repeating: 0, count: 8) + Self.u16(w) + Self.u16(h) + Self.u16(0) + Self.u16(0))
+        }
+        #expect(throws: DecodeError.self) { try CodedLayout.read(Self.file([overlay(30_000, 30_000), tile], primary: 1, dimg: [2]), format: .heic) }
+        #expect(try CodedLayout.read(Self.file([overlay(128, 64), tile], primary: 1, dimg: [2]), format: .heic)?.codedPixels == 4096)
+    }
+
     @Test func hugeSizesAreCappedNotTrapped() throws {
         let items = (1...3).map { Item(id: $0, type: "av01", ispe: (0xFFFF_FFFF, 0xFFFF_FFFF)) }
         let layout = try #require(try CodedLayout.read(Self.file(items, primary: 1), format: .avif))

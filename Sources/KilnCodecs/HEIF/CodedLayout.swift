@@ -8,8 +8,8 @@ import KilnModel
 ///   after the conformance window, with at most 64 rows and columns of coding padding, else the
 ///   file is corrupt (`check`). AVIF frames are held to their `ispe` by dav1d's frame size
 ///   limit, which `AVIFDecoder` sets from `largestCodedPixels`.
-/// - A `grid` item's output size (its descriptor) must be its `ispe` (or, as libheif writes a
-///   grid with `irot`, its `ispe` transposed).
+/// - A `grid` or `iovl` item's output size (its descriptor) must be its `ispe` (or, as libheif
+///   writes a grid with `irot`, its `ispe` transposed).
 /// - The cost: libavif 0.11 decodes every tile before it assembles the grid; libheif 1.15 one
 ///   tile at a time (`DecodePlan` prices both from `codedPixels` and `largestCodedPixels`).
 public struct CodedLayout: Equatable, Sendable {
@@ -34,6 +34,10 @@ public struct CodedLayout: Equatable, Sendable {
         for (id, item) in items.items.sorted(by: { $0.key < $1.key }) {
             if item.type == "grid" {
                 try checkGrid(items, id)
+                continue
+            }
+            if item.type == "iovl" {
+                try checkOverlay(items, id)
                 continue
             }
             guard item.type == codec else { continue }
@@ -67,6 +71,21 @@ public struct CodedLayout: Equatable, Sendable {
         let tiles = (Int(d[2]) + 1) * (Int(d[3]) + 1)
         guard items.items[id]?.derivedFrom.count == tiles else {
             throw .corrupt("grid item \(id) has \(items.items[id]?.derivedFrom.count ?? 0) tiles for \(tiles) cells")
+        }
+    }
+
+    /// An overlay's descriptor (version, flags, four 16-bit fill values, output size) against its
+    /// `ispe`: libheif allocates the descriptor's canvas.
+    private static func checkOverlay(_ items: HEIFItems, _ id: UInt32) throws(DecodeError) {
+        guard let d = items.itemData(id, limit: 1 << 20), d.count >= 14, let stored = items.storedSize(of: id) else {
+            throw .corrupt("overlay item \(id) has no descriptor or no size (ispe)")
+        }
+        let wide = d[1] & 1 != 0
+        guard !wide || d.count >= 18 else { throw .corrupt("overlay item \(id) has a short descriptor") }
+        let width = wide ? HEIFItems.u32(d, 10) : Int(d[10]) << 8 | Int(d[11])
+        let height = wide ? HEIFItems.u32(d, 14) : Int(d[12]) << 8 | Int(d[13])
+        guard (width, height) == stored || (height, width) == stored else {
+            throw .corrupt("overlay item \(id) is \(width)x\(height), its ispe says \(stored.width)x\(stored.height)")
         }
     }
 

@@ -13,6 +13,7 @@ over 10 s.
 """
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import time
@@ -119,3 +120,38 @@ def test_crafted_inputs_stay_within_their_plan(environment_ok, crafted):
                 failures.append(f"{name} {spec}: {elapsed:.1f} s (bound {TIME_BOUND} s)")
     print("\n".join(report))
     assert not failures, "\n".join(failures)
+
+
+def _vm_hwm(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError(f"no VmHWM for {pid}")
+
+
+def test_lying_files_through_nginx_keep_the_worker_within_its_plan(make_stack, root, crafted):
+    """The probe's case through nginx: each new width is a new cache key, so every request reaches
+    the decoder; the one worker's VmHWM stays within the budget plus MARGIN, every answer is a
+    422 (or the clipped GIF's 200), none near the render deadline."""
+    work = Path(crafted["_dir"][0].decode())
+    names = ["heic_ispe_100_over_4000", "avif_ispe_100_over_4000", "avif_grid_tiles_lie", "gif_frame_65535_on_100"]
+    folder = root / "crafted"
+    folder.mkdir(exist_ok=True)
+    os.chmod(folder, 0o755)
+    for name in names:
+        (folder / name).write_bytes((work / name).read_bytes())
+        os.chmod(folder / name, 0o644)
+    s = make_stack(workers=1, extra_args=["--set", f"limits.max_request_memory={BUDGET_MIB}MiB"])
+    c = s.client()
+    [pid] = s.wait_workers(1)
+    for name in names:
+        allowed = crafted[name][1]
+        for width in (40, 41, 42):
+            r = c.get(f"/w:{width}/f:png/crafted/{name}")
+            assert r.status in allowed, f"{name} w:{width}: {r.describe()}"
+            assert r.elapsed < TIME_BOUND, f"{name} w:{width}: {r.elapsed:.1f} s"
+    assert s.worker_pids() == [pid], "the worker was not replaced"
+    peak = _vm_hwm(pid)
+    print(f"worker VmHWM after {len(names) * 3} crafted requests: {peak >> 20} MiB")
+    assert peak <= (BUDGET_MIB + MARGIN_MIB) << 20, f"worker peak {peak >> 20} MiB over {BUDGET_MIB} + {MARGIN_MIB} MiB"

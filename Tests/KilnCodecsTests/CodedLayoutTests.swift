@@ -24,6 +24,8 @@ import Testing
         var ispe: (Int, Int)
         /// The SPS size in its hvcC (HEVC items only).
         var coded: (Int, Int)?
+        /// The SPS conformance window (left, right, top, bottom, in 4:2:0 chroma units).
+        var crop: (Int, Int, Int, Int)? = nil
         var data: [UInt8] = []
     }
 
@@ -37,7 +39,7 @@ import Testing
             properties.append(full("ispe", u32(item.ispe.0) + u32(item.ispe.1)))
             indices.append(UInt8(properties.count))
             if let coded = item.coded {
-                let sps = HEVCSequenceSizeTests.escaped(HEVCSequenceSizeTests.sps(width: coded.0, height: coded.1))
+                let sps = HEVCSequenceSizeTests.escaped(HEVCSequenceSizeTests.sps(width: coded.0, height: coded.1, crop: item.crop))
                 var hvcC = [UInt8](repeating: 0, count: 22) + [1]
                 hvcC[21] = 0xFF
                 hvcC += [0xA1] + u16(1) + u16(sps.count) + sps
@@ -90,6 +92,18 @@ import Testing
         let thumb = Self.file([Item(id: 1, type: "hvc1", ispe: (64, 64), coded: (64, 64)),
                                Item(id: 2, type: "hvc1", ispe: (8, 8), coded: (8000, 8000))], primary: 1)
         #expect(throws: DecodeError.self) { try CodedLayout.read(thumb, format: .heic) }
+    }
+
+    @Test func codingPaddingIsAllowedEitherWay() throws {
+        func file(ispe: (Int, Int), coded: (Int, Int) = (104, 80), crop: (Int, Int, Int, Int) = (0, 2, 0, 3)) -> [UInt8] {
+            Self.file([Item(id: 1, type: "hvc1", ispe: ispe, coded: coded, crop: crop)], primary: 1)
+        }
+        // 104x80 coded, 100x74 shown: ispe may say either.
+        #expect(try CodedLayout.read(file(ispe: (100, 74)), format: .heic) != nil)
+        #expect(try CodedLayout.read(file(ispe: (104, 80)), format: .heic) != nil)
+        #expect(throws: DecodeError.self) { try CodedLayout.read(file(ispe: (100, 100)), format: .heic) }
+        // A conformance window that hides more than 64 columns of coded picture.
+        #expect(throws: DecodeError.self) { try CodedLayout.read(file(ispe: (100, 80), coded: (300, 80), crop: (0, 100, 0, 0)), format: .heic) }
     }
 
     @Test func aGridIsPricedByItsTiles() throws {

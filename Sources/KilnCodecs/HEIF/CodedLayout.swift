@@ -5,9 +5,10 @@ import KilnModel
 ///
 /// - Every coded item (`hvc1` / `av01`: the image, a grid's tiles, the alpha plane, thumbnails)
 ///   counts by its `ispe`; a HEIC item's SPS (in `hvcC` and in its data) must give the same size
-///   after the conformance window, with at most 64 rows and columns of coding padding, else the
-///   file is corrupt (`check`). AVIF frames are held to their `ispe` by dav1d's frame size
-///   limit, which `AVIFDecoder` sets from `largestCodedPixels`.
+///   after the conformance window (or before it: some writers store the padded size), with at
+///   most 64 rows and columns of coding padding, else the file is corrupt. AVIF frames are held
+///   to their `ispe` by dav1d's frame size limit, which `AVIFDecoder` sets from
+///   `largestCodedPixels`.
 /// - A `grid` or `iovl` item's output size (its descriptor) must be its `ispe` (or, as libheif
 ///   writes a grid with `irot`, its `ispe` transposed).
 /// - The cost: libavif 0.11 decodes every tile before it assembles the grid; libheif 1.15 one
@@ -107,7 +108,9 @@ public struct CodedLayout: Equatable, Sendable {
         guard !sizes.isEmpty else { throw .corrupt("HEIC item \(id) has no sequence parameter set") }
         for size in sizes {
             guard let size else { throw .corrupt("HEIC item \(id) has a sequence parameter set that does not parse") }
-            guard size.cropped.width == stored.width, size.cropped.height == stored.height,
+            // ispe is the shown size; some writers put the coded (padded) size there instead.
+            guard (size.cropped.width...size.coded.width).contains(stored.width),
+                  (size.cropped.height...size.coded.height).contains(stored.height),
                   size.coded.width - size.cropped.width <= 64, size.coded.height - size.cropped.height <= 64 else {
                 throw .corrupt("HEIC item \(id) is coded as \(size.coded.width)x\(size.coded.height) "
                     + "(\(size.cropped.width)x\(size.cropped.height) shown), its ispe says \(stored.width)x\(stored.height)")

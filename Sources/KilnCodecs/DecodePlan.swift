@@ -16,6 +16,9 @@ public struct DecodePlan: Sendable, Equatable {
     public var scratchBytes: Int
     /// True when the decoder reads rows and shrinks while reading (`PNGShrinkOnLoad`).
     public var streamed: Bool
+    /// Pixels the codec decodes: the header's size, or for HEIC and AVIF every coded item (a
+    /// grid's tiles, the alpha plane; `CodedLayout`), which the decode work is priced by.
+    public var codedPixels: Int = 0
 
     public var bufferBytes: Int { size.width * size.height * channels }
 
@@ -57,9 +60,17 @@ public struct DecodePlan: Sendable, Equatable {
         case .avif, .heic:
             // dav1d / libde265 hold the YUV frame (up to 4:4:4 at 16 bits a sample for 10/12-bit
             // files) and their state; libheif converts into an RGB(A) image of its own before the copy.
+            // A grid holds its tiles besides: libavif 0.11 decodes them all before assembling the
+            // grid, libheif one at a time. (A file whose sizes lie never gets here: `CodedLayout`.)
             let pixels = full.width * full.height
-            return DecodePlan(size: full, channels: header.hasAlpha ? 4 : 3, scratchBytes: 8 * pixels + (4 << 20),
-                              streamed: false)
+            let layout = (try? CodedLayout.read(data, format: format)) ?? nil
+            let coded = max(layout?.codedPixels ?? pixels, pixels)
+            var tiles = 0
+            if let layout, layout.isGrid {
+                tiles = 6 * (format == .avif ? layout.codedPixels : layout.largestCodedPixels)
+            }
+            return DecodePlan(size: full, channels: header.hasAlpha ? 4 : 3, scratchBytes: 8 * pixels + tiles + (4 << 20),
+                              streamed: false, codedPixels: coded)
         }
     }
 

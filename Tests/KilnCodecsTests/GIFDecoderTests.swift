@@ -89,6 +89,28 @@ import KilnTestBytes
         #expect(Self.rgba(frame, 1, 1) == [0, 255, 0, 255] && Self.rgba(frame, 0, 0) == [0, 0, 0, 0])
     }
 
+    @Test func rowsBelowTheCanvasAreSkippedAndPriced() throws {
+        // A 2x2 canvas, a 3x6 frame at 0,1 (rows 1...5 of it below the canvas), then a frame
+        // after it: the skipped rows must leave the decoder at the next frame.
+        var gif = TinyGIFWriter(width: 2, height: 2, palette: [Self.red, Self.green, Self.blue])
+        gif.frames = [
+            .init(top: 1, width: 3, height: 6, indices: [UInt8](repeating: 1, count: 18)),
+            .init(width: 1, height: 1, indices: [2]),
+            .init(width: 4, height: 4, indices: [UInt8](repeating: 0, count: 16), interlaced: true),
+        ]
+        let info = try GIFDecoder().readAnimation(gif.bytes())
+        #expect(info.decodedPixels == [3 * 1, 1, 16])   // clipped rows; interlaced frames whole
+        let frames = try Self.frames(gif.bytes())
+        #expect(frames.count == 3)
+        #expect(Self.rgba(frames[0].buffer, 0, 1) == [0, 255, 0, 255] && Self.rgba(frames[0].buffer, 0, 0) == [0, 0, 0, 0])
+        #expect(Self.rgba(frames[1].buffer, 0, 0) == [0, 0, 255, 255] && Self.rgba(frames[1].buffer, 1, 1) == [0, 255, 0, 255])
+        #expect(Self.rgba(frames[2].buffer, 1, 1) == [255, 0, 0, 255])
+        // A frame wholly below the canvas decodes nothing and is skipped whole.
+        gif.frames = [.init(top: 5, width: 2, height: 2, indices: [1, 1, 1, 1]), .init(width: 1, height: 1, indices: [2])]
+        #expect(try GIFDecoder().readAnimation(gif.bytes()).decodedPixels == [0, 1])
+        #expect(try Self.frames(gif.bytes()).count == 2)
+    }
+
     @Test func truncationIsCorrupt() {
         let data = Self.disposalFile()
         for cut in [10, 30, data.count - 12] {

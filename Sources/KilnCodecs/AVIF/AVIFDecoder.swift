@@ -101,8 +101,13 @@ public struct AVIFDecoder: ImageDecoding, Sendable {
                                      orientation: orientation, hasAlpha: decoder.pointee.alphaPresent != AVIF_FALSE)
             if let limits {
                 try limits.check(header)
-                // dav1d refuses frames over this many pixels, whatever the boxes said.
-                decoder.pointee.imageSizeLimit = UInt32(clamping: min(limits.maxPixels, Int(AVIF_DEFAULT_IMAGE_SIZE_LIMIT)))
+                // Every grid's descriptor must match its ispe (`CodedLayout`); each AV1 frame must
+                // fit its item's ispe: dav1d's frame size limit, libavif's imageSizeLimit, set after
+                // the parse (libavif checks the grid's output size against it too), whatever the
+                // boxes said.
+                let layout = try CodedLayout.read(data, format: .avif)
+                let frameLimit = layout?.largestCodedPixels ?? header.width * header.height
+                decoder.pointee.imageSizeLimit = UInt32(clamping: min(frameLimit, limits.maxPixels, Int(AVIF_DEFAULT_IMAGE_SIZE_LIMIT)))
             }
             return try body(decoder, header, extras)
         } }.get()

@@ -10,7 +10,10 @@ import KilnModel
 /// - Frames are composited onto a canvas that starts transparent (as browsers do; the
 ///   background colour index is ignored, as they do): local or global palette, the transparent
 ///   index left undrawn, interlaced rows put in place, frames smaller than the canvas drawn at
-///   their offset and clipped to it. After a frame is handed out, its disposal applies: 0/1 keep,
+///   their offset and clipped to it. Rows of a non-interlaced frame below the canvas are skipped
+///   without decoding them; the still path prices each frame by what is decoded
+///   (`AnimationInfo.decodedPixels`), so a frame far larger than its canvas is cheap when clipped
+///   and a 413 (request work) when it is interlaced. After a frame is handed out, its disposal applies: 0/1 keep,
 ///   2 clears its rectangle to transparent, 3 restores the rectangle as it was before the frame.
 /// - An index beyond the palette paints opaque black. A frame without any palette, an LZW error
 ///   or a file that ends inside a frame is `DecodeError.corrupt`.
@@ -49,7 +52,7 @@ public struct GIFDecoder: ImageDecoding, AnimationDecoding, Sendable {
         }.get()
         return AnimationInfo(canvas: structure.canvas, frameCount: structure.frameCount,
                              loopCount: structure.webpLoopCount, hasAlpha: structure.hasAlpha,
-                             storedPixels: structure.storedPixels)
+                             storedPixels: structure.storedPixels, decodedPixels: structure.decodedPixels)
     }
 
     public func decodeFrames(_ data: [UInt8], _ body: (AnimationFrame) throws -> Bool) throws {
@@ -109,7 +112,9 @@ public struct GIFDecoder: ImageDecoding, AnimationDecoding, Sendable {
                 let rect = GIFCompositor.Rect(left: Int(desc.Left), top: Int(desc.Top),
                                               width: Int(desc.Width), height: Int(desc.Height))
                 compositor.begin(rect, control: control)
-                for stored in 0..<rect.height {
+                // Rows of a non-interlaced frame below the canvas are never shown: skipped unread.
+                let drawn = desc.Interlace ? rect.height : min(rect.height, max(0, structure.canvas.height - rect.top))
+                for stored in 0..<drawn {
                     let ok = row.withUnsafeMutableBufferPointer { buffer in
                         DGifGetLine(gif, buffer.baseAddress, Int32(rect.width)) == GIF_OK
                     }
@@ -119,6 +124,7 @@ public struct GIFDecoder: ImageDecoding, AnimationDecoding, Sendable {
                     let y = desc.Interlace ? GIFCompositor.interlacedRow(stored, height: rect.height) : stored
                     compositor.draw(row: row, y: y, palette: palette, transparentIndex: control.transparentIndex)
                 }
+                if drawn < rect.height { try Self.skipRestOfFrame(gif, index: index) }
                 let frame = AnimationFrame(index: index, buffer: compositor.snapshot(),
                                            durationMilliseconds: control.delayCentiseconds * 10)
                 guard try body(frame) else { return }
@@ -131,6 +137,17 @@ public struct GIFDecoder: ImageDecoding, AnimationDecoding, Sendable {
                 throw DecodeError.corrupt("GIF has an unknown record at frame \(index)")
             }
         }
+    }
+
+    /// Skips the compressed data sub-blocks left of the current frame (giflib has read whole
+    /// sub-blocks only, so the file is at a block boundary; the next image descriptor resets LZW).
+    private static func skipRestOfFrame(_ gif: UnsafeMutablePointer<GifFileType>, index: Int) throws {
+        var block: UnsafeMutablePointer<GifByteType>?
+        repeat {
+            guard DGifGetCodeNext(gif, &block) == GIF_OK else {
+                throw DecodeError.corrupt("GIF frame \(index) is truncated: \(describe(gif.pointee.Error))")
+            }
+        } while block != nil
     }
 
     static func describe(_ code: Int32) -> String {

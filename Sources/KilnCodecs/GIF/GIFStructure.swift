@@ -3,8 +3,9 @@ import KilnModel
 /// A walk over a GIF's block structure (screen descriptor, extensions, image descriptors, the
 /// data sub-blocks skipped by their lengths) that decodes no pixel and allocates nothing per
 /// frame: the canvas, the frame count, the NETSCAPE2.0 loop count, whether any frame can leave
-/// transparent pixels, and the sum of the frames' stored areas. Bombs (a huge canvas, thousands
-/// of frames, frames far larger than the canvas) are judged from this before anything is decoded.
+/// transparent pixels, the sum of the frames' stored areas and what decoding each frame costs. Bombs
+/// (a huge canvas, thousands of frames, frames far larger than the canvas) are judged from this
+/// before anything is decoded.
 ///
 /// A file that ends inside a block is truncated (`DecodeError.corrupt`); one that ends after a
 /// complete frame without the trailer byte is accepted, as browsers do.
@@ -19,6 +20,15 @@ struct GIFStructure: Equatable {
     var storedPixels = 0
     /// Widest stored frame (the row buffer of the decoder).
     var widestFrame = 0
+    /// Per frame, the pixels the decoder runs through LZW: a frame is clipped to the canvas, and
+    /// the rows of a non-interlaced frame below the canvas are skipped unread (`GIFDecoder`), but
+    /// every row it draws is decoded whole, and an interlaced frame's passes are decoded whole.
+    var decodedPixels: [Int] = []
+
+    /// The pixels the decoder runs through LZW for a frame at `top` of `width` × `height`.
+    static func decodedPixels(canvasHeight: Int, top: Int, width: Int, height: Int, interlaced: Bool) -> Int {
+        interlaced ? width * height : width * min(height, max(0, canvasHeight - top))
+    }
 
     /// The loop count as WebP stores it (see `AnimationInfo.loopCount`).
     var webpLoopCount: Int {
@@ -96,6 +106,8 @@ struct GIFStructure: Equatable {
                 result.frameCount += 1
                 result.storedPixels += frameWidth * frameHeight
                 result.widestFrame = max(result.widestFrame, frameWidth)
+                result.decodedPixels.append(Self.decodedPixels(canvasHeight: height, top: top, width: frameWidth,
+                                                               height: frameHeight, interlaced: flags & 0x40 != 0))
                 if result.frameCount > maxFrames { return result }
             case 0x3B:
                 guard result.frameCount > 0 else { throw .corrupt("GIF has no image") }

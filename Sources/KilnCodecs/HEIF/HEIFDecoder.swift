@@ -4,7 +4,10 @@ import KilnModel
 /// Decodes HEIC/HEIF still images (the primary image) with libheif 1.15 and libde265.
 ///
 /// - Header: `heif_context_read_from_memory_without_copy` parses the boxes only; the stored size
-///   (`ispe`) is checked against `DecodeLimits` before anything is decoded. Files whose `ispe` is
+///   (`ispe`) is checked against `DecodeLimits` before anything is decoded. libde265 allocates
+///   what the sequence parameter sets say, whatever `ispe` says: `CodedLayout` holds every coded
+///   item's SPS (and every grid's descriptor) to its `ispe` first, so a lying file is a 422
+///   before any pixel is allocated. Files whose `ispe` is
 ///   over libheif's own security limit are refused by libheif at that point (also a 413).
 /// - Orientation: libheif applies `irot`, `imir` and `clap` while decoding, so a file with `irot`
 ///   or `imir` gets the displayed size and orientation 1: its EXIF orientation is not applied
@@ -34,6 +37,8 @@ public struct HEIFDecoder: ImageDecoding, Sendable {
             stored.height = Int(lib.heif_image_handle_get_ispe_height(handle))
             try options.limits.check(stored)
             try options.limits.check(header)
+            // libheif and libde265 trust ispe; a coded size that differs is refused before decoding.
+            _ = try CodedLayout.read(data, format: .heic)
 
             guard let decodingOptions = lib.heif_decoding_options_alloc() else { throw .corrupt("HEIF: out of memory") }
             defer { lib.heif_decoding_options_free(decodingOptions) }

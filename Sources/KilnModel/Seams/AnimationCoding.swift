@@ -14,11 +14,16 @@ public struct AnimationInfo: Sendable, Equatable {
     /// Sum of the stored frames' areas (a GIF frame may be larger than its canvas); the decode
     /// work, checked against the animation pixel limit before decoding.
     public var storedPixels: Int
+    /// Per frame, the pixels decoding it runs through (a GIF frame clipped to the canvas as its
+    /// decoder does); empty when every frame costs the canvas. The still path (`frame:n`) prices
+    /// frames 0...n by it.
+    public var decodedPixels: [Int]
     /// The embedded RGB ICC profile (WebP's ICCP chunk), applied to every frame; GIF has none.
     public var iccProfile: [UInt8]?
 
     public init(canvas: PixelSize, frameCount: Int, loopCount: Int, hasAlpha: Bool, storedPixels: Int = 0,
-                iccProfile: [UInt8]? = nil) {
+                decodedPixels: [Int] = [], iccProfile: [UInt8]? = nil) {
+        self.decodedPixels = decodedPixels
         self.iccProfile = iccProfile
         self.canvas = canvas
         self.frameCount = frameCount

@@ -73,7 +73,12 @@ extension ImagePipeline {
             animate = false
         }
         // Still: frames before n are decoded (composited) but not processed.
-        let work = animate ? perFrame.work * Double(info.frameCount) : perFrame.work + decodeWork * Double(frameIndex)
+        // A frame larger than the canvas costs what its decoder runs through LZW beyond the canvas
+        // (GIF: 2 per megapixel, as `RequestCost` prices the canvas), frames 0...n for a still.
+        let canvasPixels = info.canvas.width * info.canvas.height
+        let beyond = info.decodedPixels.prefix(animate ? info.frameCount : frameIndex + 1).reduce(0) { $0 + max(0, $1 - canvasPixels) }
+        let framesWork = 2 * Double(beyond) / 1e6
+        let work = (animate ? perFrame.work * Double(info.frameCount) : perFrame.work + decodeWork * Double(frameIndex)) + framesWork
         if work > Double(limits.maxRequestWork) {
             throw BudgetExcess.work(needed: work, limit: limits.maxRequestWork)
         }

@@ -153,8 +153,9 @@ public struct RequestCost: Sendable, Equatable {
         case .gif: 2 * fullMP
         // dav1d / libde265 on one thread plus the YUV → RGB conversion: the 12 MP bench photo took
         // about 0.3 s (AVIF) and 1.2 s (HEIC, libheif's grid and colour conversion) of CPU.
-        case .avif: 3 * fullMP
-        case .heic: 10 * fullMP
+        // A grid is priced by its tiles (`DecodePlan.codedPixels`), which may be more than its output.
+        case .avif: 3 * max(fullMP, Double(decode.codedPixels) / 1e6)
+        case .heic: 10 * max(fullMP, Double(decode.codedPixels) / 1e6)
         }
         return (Step(name: "decode", bytes: data.count + decode.bufferBytes + decode.scratchBytes, work: decodeWork), decode)
     }

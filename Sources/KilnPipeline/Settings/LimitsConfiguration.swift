@@ -74,7 +74,9 @@ public struct LimitsConfiguration: ConfigSection, Equatable {
             doc: "most memory one request may need, planned from the source's header before decoding: the largest "
                 + "set of buffers alive at once (file bytes, decoded pixels after shrink-on-load, each step's input, "
                 + "output and float scratch, the encoder's working set); 413 above it. The default admits a thumbnail "
-                + "of any source within `limits.max_pixels` (large PNGs are shrunk while decoding)")
+                + "of a JPEG, PNG or lossy WebP within `limits.max_pixels` (large PNGs are shrunk while decoding); "
+                + "GIF, AVIF, HEIC and lossless WebP are decoded whole and fit smaller sizes (operations.md has the "
+                + "largest of each)")
         public static let maxRequestWork = Setting.count(
             "limits.max_request_work", default: 3000, in: 1...10_000_000,
             doc: "most CPU work one request may need, planned before decoding, in megapixel-passes (one simple pass "

@@ -19,6 +19,7 @@ let harnesses = [
     "FuzzDecode",
     "FuzzURLSignature",
     "FuzzFastCGI",
+    "FuzzContainers",
 ]
 
 /// Harnesses that need more than the `Kiln` library product.

@@ -18,7 +18,8 @@ public enum ResamplerProbe {
     }
 
     /// Byte 0: source width - 1 (mod 48); 1: source height - 1 (mod 48); 2, 3: output width and
-    /// height - 1 (mod 96; byte 4's bit 0 makes the width up to 2048 instead, bit 1 the height);
+    /// height - 1 (mod 96; byte 4's bit 0 makes the width up to 2048 instead, bit 1 without
+    /// bit 0 the height);
     /// byte 4 bits 2–3: layout (grey, RGB, straight RGBA, premultiplied RGBA); bit 4: a crop
     /// with a fractional origin (bytes 5–8); the rest, repeated, are the pixels.
     /// Stops the process (`precondition`) when the paths disagree or exceed the tolerance.
@@ -28,7 +29,8 @@ public enum ResamplerProbe {
         let sw = Int(bytes[0]) % 48 + 1, sh = Int(bytes[1]) % 48 + 1
         let flags = bytes[4]
         let ow = flags & 1 != 0 ? Int(bytes[2]) * 8 + 1 : Int(bytes[2]) % 96 + 1
-        let oh = flags & 2 != 0 ? Int(bytes[3]) * 8 + 1 : Int(bytes[3]) % 96 + 1
+        // Wide or tall, not both (a 2041 × 2041 output runs for seconds under ASan).
+        let oh = flags & 3 == 2 ? Int(bytes[3]) * 8 + 1 : Int(bytes[3]) % 96 + 1
         let layout = Int(flags >> 2) & 3
         let channels = [1, 3, 4, 4][layout]
         var plan = ResizePlan(sourceX: 0, sourceY: 0, sourceWidth: Double(sw), sourceHeight: Double(sh),

@@ -208,16 +208,43 @@ KR_AVX2 void kr_vertical_avx2(const kr_context *k, const int16_t *const *rows, c
     const int n = k->row_stride;  // a multiple of 16; rows are that long
     const int bytes = k->alpha == KILN_RESAMPLE_ALPHA_NONE;
     const __m256i round = _mm256_set1_epi32(1 << (KR_V_SHIFT - 1));
+    // The weights as (w[t], w[t + 1]) pairs, one int32 each, and the row pairs they weigh: the
+    // odd last tap pairs with itself at weight 0.
+    int32_t pair_stack[64];
+    const int16_t *first_stack[64], *second_stack[64];
+    const int pairs = (taps + 1) / 2;
+    if (pairs > 64) {  // very long windows (extreme downscales): two taps at a time, no table
+        for (int i = 0; i < n; i += 16) {
+            __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
+            for (int t = 0; t < taps; t += 2) {
+                const int16_t *ra = rows[t] + i;
+                const int16_t *rb = t + 1 < taps ? rows[t + 1] + i : ra;
+                int32_t pair = (uint16_t)weights[t] | (int32_t)((uint32_t)(uint16_t)(t + 1 < taps ? weights[t + 1] : 0) << 16);
+                __m256i wv = _mm256_set1_epi32(pair);
+                __m256i a = _mm256_loadu_si256((const __m256i *)ra);
+                __m256i b = _mm256_loadu_si256((const __m256i *)rb);
+                lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), wv));
+                hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), wv));
+            }
+            _mm256_storeu_si256((__m256i *)(acc + i), _mm256_permute2x128_si256(lo, hi, 0x20));
+            _mm256_storeu_si256((__m256i *)(acc + i + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+        }
+        if (bytes) kr_store_portable(k, acc, dst);
+        return;
+    }
+    for (int j = 0; j < pairs; j++) {
+        int t = 2 * j;
+        first_stack[j] = rows[t];
+        second_stack[j] = t + 1 < taps ? rows[t + 1] : rows[t];
+        pair_stack[j] = (uint16_t)weights[t] | (int32_t)((uint32_t)(uint16_t)(t + 1 < taps ? weights[t + 1] : 0) << 16);
+    }
     for (int i = 0; i < n; i += 16) {
         __m256i lo = _mm256_setzero_si256();
         __m256i hi = _mm256_setzero_si256();
-        for (int t = 0; t < taps; t += 2) {
-            const int16_t *ra = rows[t] + i;
-            const int16_t *rb = t + 1 < taps ? rows[t + 1] + i : ra;
-            int32_t pair = (uint16_t)weights[t] | (int32_t)((uint32_t)(uint16_t)(t + 1 < taps ? weights[t + 1] : 0) << 16);
-            __m256i wv = _mm256_set1_epi32(pair);
-            __m256i a = _mm256_loadu_si256((const __m256i *)ra);
-            __m256i b = _mm256_loadu_si256((const __m256i *)rb);
+        for (int j = 0; j < pairs; j++) {
+            __m256i wv = _mm256_set1_epi32(pair_stack[j]);
+            __m256i a = _mm256_loadu_si256((const __m256i *)(first_stack[j] + i));
+            __m256i b = _mm256_loadu_si256((const __m256i *)(second_stack[j] + i));
             lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), wv));
             hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), wv));
         }

@@ -22,6 +22,7 @@ import Testing
         (1201, 5, 799, 3),
         (200, 150, 200, 75),   // one axis copied
         (64, 64, 8, 8),
+        (40, 900, 7, 3),       // 900-tap vertical windows (the AVX2 pass's long-window branch)
     ] as [(Int, Int, Int, Int)]).map { (sw, sh, ow, oh) in
         (PixelSize(width: sw, height: sh),
          ResizePlan(sourceX: 0, sourceY: 0, sourceWidth: Double(sw), sourceHeight: Double(sh),

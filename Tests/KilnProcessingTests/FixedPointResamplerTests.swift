@@ -107,6 +107,8 @@ import Testing
         #expect(ResamplerKernel.avx2.resolved == (ResamplerKernel.cpuHasAVX2 ? .avx2 : .portable))
         #expect(ResamplerKernel.portable.resolved == .portable)
         #expect(ResamplerKernel.float.resolved == nil)
+        // The default: AVX2, or the float passes (the portable path is slower than they are).
+        #expect(ResamplerKernel.automatic.resolved == (ResamplerKernel.cpuHasAVX2 ? .avx2 : nil))
     }
 }
 

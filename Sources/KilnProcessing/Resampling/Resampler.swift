@@ -19,7 +19,8 @@ import KilnModel
 public struct Resampler: Sendable {
     public var kernel: ResamplerKernel
 
-    /// `kernel` defaults to `KILN_RESAMPLER`'s choice (unset: the fixed-point kernel, automatic).
+    /// `kernel` defaults to `KILN_RESAMPLER`'s choice (unset: `.automatic`, the fixed-point
+    /// kernel on AVX2, the float passes on other CPUs).
     public init(kernel: ResamplerKernel = .environmentDefault) {
         self.kernel = kernel
     }
@@ -55,8 +56,8 @@ public struct Resampler: Sendable {
     }
 
     func resample(_ image: PixelBuffer, horizontal: WeightTable, vertical: WeightTable) -> PixelBuffer {
-        if kernel != .float,
-           let bytes = FixedPointResampler(kernel: kernel).resample(
+        if let path = kernel.resolved,
+           let bytes = FixedPointResampler(kernel: path).resample(
                pixels: image.pixels, width: image.width, height: image.height, channels: image.channels,
                alpha: Self.alphaHandling(for: image), horizontal: horizontal, vertical: vertical) {
             return PixelBuffer(width: horizontal.count, height: vertical.count, channels: image.channels,

@@ -5,11 +5,12 @@ import PackageDescription
 // through the dependency lists below (a wrong-direction import does not build).
 //
 //   C targets        system libraries, dlopen shims (CAvif CHeif CKilnFetch) and fixed-arity shims:
-//                    CKilnCodecShims (setjmp/longjmp codec calls), CKilnProcessShims (spawn, signals, scoreboard)
+//                    CKilnCodecShims (setjmp/longjmp codec calls), CKilnProcessShims (spawn, signals, scoreboard),
+//                    CKilnResample (the resampler's fixed-point kernel: portable C and AVX2, chosen at run time)
 //   KilnPOSIX        fd I/O, files, clocks, locks, threads, sleeps: the only Swift target that reads errno
 //   KilnModel        request model, spec parser, PixelBuffer, seams (protocols), the settings framework, guards
 //   KilnCodecs       decoders, encoders, sniffing, colour: the only Swift target that sees codec C pointers
-//   KilnProcessing   resampler and processors over PixelBuffer
+//   KilnProcessing   resampler and processors over PixelBuffer (the only Swift target that sees CKilnResample)
 //   KilnPipeline     the pipeline, its caches and render locks, local files (no HTTP, FastCGI or origins)
 //   KilnHTTP         HTTP request/response, image handler, request gate, error mapping, URL signatures
 //   KilnOrigins      HTTP and S3 sources (libcurl), SigV4, the SSRF guard, one fetch per source
@@ -104,6 +105,9 @@ let package = Package(
         .target(name: "CKilnProcessShims"),
         // libcurl is loaded by the shim on first use (dlopen): servers without origins never map it.
         .target(name: "CKilnFetch", linkerSettings: [.linkedLibrary("dl")]),
+        // The resampler's inner loops in 16-bit fixed point: a portable C path and an AVX2 path
+        // (per-function `target("avx2")`, picked by `__builtin_cpu_supports`), no dependencies.
+        .target(name: "CKilnResample"),
 
         .target(name: "KilnPOSIX", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
         .target(name: "KilnModel", dependencies: [
@@ -113,7 +117,7 @@ let package = Package(
         .target(name: "KilnCodecs", dependencies: [
             "KilnModel", "CTurboJPEG", "CPNG", "CWebP", "CMagic", "CLcms2", "CDeflate", "CGif", "CAvif", "CHeif", "CKilnCodecShims",
         ]),
-        .target(name: "KilnProcessing", dependencies: ["KilnModel"]),
+        .target(name: "KilnProcessing", dependencies: ["KilnModel", "CKilnResample"]),
         .target(name: "KilnPipeline", dependencies: [
             "KilnModel", "KilnCodecs", "KilnProcessing", "KilnPOSIX",
             .product(name: "Logging", package: "swift-log"),
@@ -164,7 +168,8 @@ let package = Package(
         .testTarget(name: "KilnPOSIXTests", dependencies: ["KilnPOSIX"]),
         .testTarget(name: "KilnModelTests", dependencies: ["KilnModel"]),
         .testTarget(name: "KilnCodecsTests", dependencies: ["KilnCodecs", "KilnTestBytes"]),
-        .testTarget(name: "KilnProcessingTests", dependencies: ["KilnProcessing"]),
+        // KilnCodecs: the resampler's fidelity tests decode the shared photos.
+        .testTarget(name: "KilnProcessingTests", dependencies: ["KilnProcessing", "KilnCodecs"]),
         .testTarget(name: "KilnPipelineTests", dependencies: ["KilnPipeline", "KilnHTTP", "KilnTestSupport", "KilnTestBytes"]),
         .testTarget(name: "KilnHTTPTests", dependencies: ["KilnHTTP", "KilnTestBytes"]),
         .testTarget(name: "KilnOriginsTests", dependencies: ["KilnOrigins", "KilnPipeline", "KilnHTTP", "KilnTestSupport"]),

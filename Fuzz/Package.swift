@@ -20,6 +20,7 @@ let harnesses = [
     "FuzzURLSignature",
     "FuzzFastCGI",
     "FuzzContainers",
+    "FuzzResample",
 ]
 
 /// Harnesses that need more than the `Kiln` library product.

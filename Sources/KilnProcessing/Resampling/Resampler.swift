@@ -12,8 +12,18 @@ import KilnModel
 /// RGBA that is not premultiplied is premultiplied (in floating point) before filtering and
 /// unpremultiplied after, so transparent pixels do not bleed their colour into the edges of
 /// opaque ones. Premultiplied RGBA stays premultiplied, with colour clamped to alpha.
+///
+/// The passes run in CKilnResample's fixed-point kernel (`FixedPointResampler`; AVX2 where the
+/// CPU has it) unless `kernel` is `.float`: the Swift float passes, the reference the kernel is
+/// tested against, and the fallback should the kernel decline.
 public struct Resampler: Sendable {
-    public init() {}
+    public var kernel: ResamplerKernel
+
+    /// `kernel` defaults to `KILN_RESAMPLER`'s choice (unset: `.automatic`, the fixed-point
+    /// kernel on AVX2, the float passes on other CPUs).
+    public init(kernel: ResamplerKernel = .environmentDefault) {
+        self.kernel = kernel
+    }
 
     /// Resamples the plan's source rectangle, given in `image`'s own pixel coordinates, into an
     /// image of `plan.output` pixels. Returns `image` itself when the plan is the identity.
@@ -46,6 +56,18 @@ public struct Resampler: Sendable {
     }
 
     func resample(_ image: PixelBuffer, horizontal: WeightTable, vertical: WeightTable) -> PixelBuffer {
+        if let path = kernel.resolved,
+           let bytes = FixedPointResampler(kernel: path).resample(
+               pixels: image.pixels, width: image.width, height: image.height, channels: image.channels,
+               alpha: Self.alphaHandling(for: image), horizontal: horizontal, vertical: vertical) {
+            return PixelBuffer(width: horizontal.count, height: vertical.count, channels: image.channels,
+                               isPremultiplied: image.isPremultiplied && image.hasAlpha, pixels: bytes)
+        }
+        return resampleFloat(image, horizontal: horizontal, vertical: vertical)
+    }
+
+    /// The float reference: `HorizontalFilter` into a ring of rows, `VerticalFilter` out.
+    func resampleFloat(_ image: PixelBuffer, horizontal: WeightTable, vertical: WeightTable) -> PixelBuffer {
         let channels = image.channels
         let outWidth = horizontal.count
         let outHeight = vertical.count

@@ -25,6 +25,30 @@ struct WeightTable: Sendable, Equatable {
         return starts[0]..<(starts[count - 1] + taps)
     }
 
+    /// Fractional bits of `fixedPointWeights` (CKilnResample's `KILN_RESAMPLE_WEIGHT_BITS`).
+    static let fixedPointBits = 14
+
+    /// `weights` in fixed point for CKilnResample: each rounded to `fixedPointBits` fractional
+    /// bits, then the row's largest weight takes the rounding residue so every row sums to
+    /// exactly `1 << fixedPointBits` (a flat colour stays exactly flat).
+    var fixedPointWeights: [Int16] {
+        let one = 1 << Self.fixedPointBits
+        var out = [Int16](repeating: 0, count: weights.count)
+        for i in 0..<count {
+            let base = i * taps
+            var sum = 0
+            var largest = base
+            for t in base..<(base + taps) {
+                let q = min(max(Int((Double(weights[t]) * Double(one)).rounded()), -32768), 32767)
+                out[t] = Int16(q)
+                sum += q
+                if weights[t] > weights[largest] { largest = t }
+            }
+            out[largest] = Int16(min(max(Int(out[largest]) + one - sum, -32768), 32767))
+        }
+        return out
+    }
+
     /// True when the table copies the source unchanged (one tap of weight 1 at `start == i`).
     var isIdentity: Bool {
         taps == 1 && starts.enumerated().allSatisfy { $0.offset == $0.element }

@@ -145,7 +145,7 @@ let package = Package(
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         .target(name: "KilnCommands", dependencies: [
-            "KilnServer", "KilnConfigFile", "KilnHTTP", "KilnOrigins", "KilnPipeline", "KilnProcessing", "KilnModel", "KilnPOSIX",
+            "KilnServer", "KilnConfigFile", "KilnHTTP", "KilnOrigins", "KilnPipeline", "KilnCodecs", "KilnProcessing", "KilnModel", "KilnPOSIX",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -226,6 +226,10 @@ int kiln_resample_u8(const uint8_t *src, int32_t src_width, int32_t src_height, 
 
     const size_t src_row_bytes = (size_t)src_width * channels;
     const int rows_end = vertical->starts[vertical->count - 1] + v_taps;  // one past the last row read
+    const size_t src_bytes = (size_t)src_height * src_row_bytes;
+    // Bytes from a row's start that kr_horizontal4_u8_avx2 may read: up to the last padded tap's
+    // pixel, plus the rest of its 16-byte load.
+    const size_t u8_row_reach = (size_t)(k.first_column + k.column_count + (k.h_taps - horizontal->taps) + 4) * channels + 16;
     int next = 0;  // next source row to filter horizontally
     for (int y = 0; y < vertical->count; y++) {
         int start = vertical->starts[y];
@@ -237,6 +241,19 @@ int kiln_resample_u8(const uint8_t *src, int32_t src_width, int32_t src_height, 
             int16_t *slots[KR_BATCH];
             const int16_t *wides[KR_BATCH];
             if (avx2 && k.wide_channels == 4 && next + KR_BATCH <= rows_end && next + KR_BATCH <= start + ring_rows) {
+                // Straight from the bytes where widening is a shift and the step's 16-byte reads
+                // past the last column stay inside the source (every batch but the image's last).
+                if (alpha != KILN_RESAMPLE_ALPHA_PREMULTIPLY_AROUND &&
+                    (size_t)(next + KR_BATCH - 1) * src_row_bytes + u8_row_reach <= src_bytes) {
+                    const uint8_t *rows[KR_BATCH];
+                    for (int b = 0; b < KR_BATCH; b++) {
+                        rows[b] = src + (size_t)(next + b) * src_row_bytes + (size_t)k.first_column * channels;
+                        slots[b] = ring + (size_t)((next + b) % ring_rows) * k.row_stride;
+                    }
+                    kr_horizontal4_u8_avx2(&k, rows, slots);
+                    next += KR_BATCH;
+                    continue;
+                }
                 for (int b = 0; b < KR_BATCH; b++) {
                     int16_t *wide = k.wide + (size_t)b * k.wide_stride;
                     kr_widen_avx2(&k, src + (size_t)(next + b) * src_row_bytes, wide);

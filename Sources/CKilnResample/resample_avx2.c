@@ -166,6 +166,53 @@ KR_AVX2 void kr_horizontal4_avx2(const kr_context *k, const int16_t *const *wide
     }
 }
 
+KR_AVX2 void kr_horizontal4_u8_avx2(const kr_context *k, const uint8_t *const *src, int16_t *const *out) {
+    // kr_horizontal4_avx2 without the widening pass, for rows whose widening is only the shift
+    // (every alpha mode but premultiply-around): the bytes are zero-extended by the shuffle that
+    // interleaves them. (sum(w * v) + 2^7) >> 8 is (sum(w * (v << 7)) + 2^14) >> 15 exactly, the
+    // portable path's value. A step reads 16 bytes from the fourth tap's pixel; the driver calls
+    // this only where those bytes are inside the source.
+    const int taps = k->h_taps;
+    const int C = k->channels;
+    const __m128i round = _mm_set1_epi32(1 << (KR_H_SHIFT - KR_SOURCE_BITS - 1));
+    // Per 128-bit lane two pixels as 16-bit (c0 of pixel 0, c0 of pixel 1, c1, c1, ...); lane 0
+    // pixels 0 and 1, lane 1 pixels 2 and 3 of the four a step covers. -1: a zero byte.
+    const __m256i spread = C == 3
+        ? _mm256_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1,
+                           6, -1, 9, -1, 7, -1, 10, -1, 8, -1, 11, -1, -1, -1, -1, -1)
+        : _mm256_setr_epi8(0, -1, 4, -1, 1, -1, 5, -1, 2, -1, 6, -1, 3, -1, 7, -1,
+                           8, -1, 12, -1, 9, -1, 13, -1, 10, -1, 14, -1, 11, -1, 15, -1);
+    const __m256i pairs = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
+    const uint8_t *r0 = src[0], *r1 = src[1], *r2 = src[2], *r3 = src[3];
+    for (int x = 0; x < k->out_width; x++) {
+        const size_t offset = (size_t)k->h_starts[x] * C;
+        const uint8_t *p0 = r0 + offset, *p1 = r1 + offset, *p2 = r2 + offset, *p3 = r3 + offset;
+        const int16_t *w = k->h_weights + (size_t)x * taps;
+        __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+        for (int t = 0; t < taps; t += 4) {
+            __m256i wv = _mm256_permutevar8x32_epi32(
+                _mm256_castsi128_si256(_mm_loadl_epi64((const __m128i *)(w + t))), pairs);
+            const size_t o = (size_t)t * C;
+            a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p0 + o))), spread), wv));
+            a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p1 + o))), spread), wv));
+            a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(_mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p2 + o))), spread), wv));
+            a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(_mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p3 + o))), spread), wv));
+        }
+        __m256i s01 = _mm256_add_epi32(_mm256_permute2x128_si256(a0, a1, 0x20), _mm256_permute2x128_si256(a0, a1, 0x31));
+        __m256i s23 = _mm256_add_epi32(_mm256_permute2x128_si256(a2, a3, 0x20), _mm256_permute2x128_si256(a2, a3, 0x31));
+        const __m256i round2 = _mm256_broadcastsi128_si256(round);
+        s01 = _mm256_srai_epi32(_mm256_add_epi32(s01, round2), KR_H_SHIFT - KR_SOURCE_BITS);
+        s23 = _mm256_srai_epi32(_mm256_add_epi32(s23, round2), KR_H_SHIFT - KR_SOURCE_BITS);
+        __m256i words = _mm256_packs_epi32(s01, s23);  // lane 0: rows 0, 2; lane 1: rows 1, 3
+        __m128i lo = _mm256_castsi256_si128(words), hi = _mm256_extracti128_si256(words, 1);
+        const size_t o = (size_t)x * C;
+        _mm_storel_epi64((__m128i *)(out[0] + o), lo);
+        _mm_storel_epi64((__m128i *)(out[2] + o), _mm_unpackhi_epi64(lo, lo));
+        _mm_storel_epi64((__m128i *)(out[1] + o), hi);
+        _mm_storel_epi64((__m128i *)(out[3] + o), _mm_unpackhi_epi64(hi, hi));
+    }
+}
+
 KR_AVX2 void kr_store_straight_avx2(const kr_context *k, const int32_t *acc, uint8_t *dst) {
     // kr_store_portable's straight-alpha step, two pixels a time, with the same float operations
     // in the same order (IEEE division, multiply, add: the same bytes).
@@ -276,6 +323,12 @@ void kr_horizontal_avx2(const kr_context *k, const int16_t *wide, int16_t *out) 
 void kr_store_straight_avx2(const kr_context *k, const int32_t *acc, uint8_t *dst) { kr_store_portable(k, acc, dst); }
 void kr_horizontal4_avx2(const kr_context *k, const int16_t *const *wide, int16_t *const *out) {
     for (int b = 0; b < KR_BATCH; b++) kr_horizontal_portable(k, wide[b], out[b]);
+}
+void kr_horizontal4_u8_avx2(const kr_context *k, const uint8_t *const *src, int16_t *const *out) {
+    for (int b = 0; b < KR_BATCH; b++) {
+        kr_widen_portable(k, src[b] - (size_t)k->first_column * k->channels, k->wide);
+        kr_horizontal_portable(k, k->wide, out[b]);
+    }
 }
 void kr_vertical_avx2(const kr_context *k, const int16_t *const *rows, const int16_t *weights,
                       int taps, int32_t *acc, uint8_t *dst) {

@@ -55,6 +55,9 @@ void kr_horizontal_avx2(const kr_context *k, const int16_t *wide, int16_t *out);
 void kr_store_straight_avx2(const kr_context *k, const int32_t *acc, uint8_t *dst);
 /// KR_BATCH rows at once (four-channel rows only: `k->wide_channels == 4`).
 void kr_horizontal4_avx2(const kr_context *k, const int16_t *const *wide, int16_t *const *out);
+/// kr_horizontal4_avx2 straight from the source bytes (rows start at `first_column`), for the
+/// alpha modes whose widening is a shift only; reads up to 16 bytes past a row's last column.
+void kr_horizontal4_u8_avx2(const kr_context *k, const uint8_t *const *src, int16_t *const *out);
 /// Alpha none: straight to bytes; otherwise the sums into `acc` (then kr_store_portable).
 void kr_vertical_avx2(const kr_context *k, const int16_t *const *rows, const int16_t *weights,
                       int taps, int32_t *acc, uint8_t *dst);

@@ -134,7 +134,7 @@ extension ImagePipeline {
 
     /// The smallest stored size that still covers what the leading resize needs (shrink-on-load),
     /// nil when the first operation is not a resize or nothing would be gained.
-    static func minimumDecodeSize(for request: ImageRequest, header: ImageHeader) -> PixelSize? {
+    public static func minimumDecodeSize(for request: ImageRequest, header: ImageHeader) -> PixelSize? {
         guard let resize = request.leadingResize else { return nil }
         let displayed = header.displayedSize
         let plan = ResizePlan(options: resize, source: displayed)

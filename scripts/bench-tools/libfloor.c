@@ -4,10 +4,10 @@
  *
  *   decode  the source with the library alone: TurboJPEG (tjDecompress2, header parsed each
  *           time, at the DCT scale Kiln chooses), libwebp (WebPDecodeRGB/RGBA), libpng
- *           (8-bit RGB/RGBA: libdeflate's inflate of the IDAT stream and the unfilter, as Kiln's
- *           fast path; LIBFLOOR_LIBPNG=1: libpng's png_read_image);
- *   encode  an image of the output size (made from the decoded one, untimed, by a box filter)
- *           at Kiln's settings: TurboJPEG 4:2:0 at quality Q (tjCompress2); libwebp at quality Q
+ *           (8-bit RGB/RGBA: libdeflate's inflate of the IDAT stream, as Kiln's fast path; the
+ *           row unfilter runs but is not counted; LIBFLOOR_LIBPNG=1: libpng's png_read_image);
+ *   encode  the output's pixels (PIXELS_FILE: Kiln's own answer, decoded; else the decoded source
+ *           brought to the output size by a box filter, untimed) at Kiln's settings: TurboJPEG 4:2:0 at quality Q (tjCompress2); libwebp at quality Q
  *           and method M; PNG as Kiln writes it: per row the filter of least sum of absolute
  *           differences, then one libdeflate zlib stream at level L (Kiln's own shim; libpng with
  *           zlib costs several times more).
@@ -19,6 +19,8 @@
  *   libfloor photo_1920x1080.webp 1/1 800x450 webp:80:2 20
  *   libfloor alpha_1920x1080.png 1/1 400x225 png:6 20
  *   libfloor --scales photo_1920x1080.jpg 20     every TurboJPEG scale, interleaved
+ *
+ *   libfloor photo_1920x1080.jpg 5/8 800x450 jpeg:80 20 kiln-answer.jpg
  *
  * Last line: ms_decode=<CPU ms> ms_encode=<CPU ms> decoded=<W>x<H>
  */
@@ -92,8 +94,13 @@ static unsigned char *decode_webp(const unsigned char *data, size_t n, int *w, i
 
 /* PNG as Kiln's fast path reads the common files (8-bit RGB/RGBA, not interlaced): the IDAT
  * chunks joined, inflated by libdeflate in one call, the rows unfiltered. libpng's own
- * png_read_image (zlib, SSE2 unfilter) costs 2-3x more on the op3 source; it is the path for the
+ * png_read_image (zlib, SSE2 unfilter) costs more on the op3 source; it is the path for the
  * other files (decode_png_libpng). */
+/* The unfilter's share of the last decode_png_libdeflate: not counted in the floor (this scalar
+ * loop is 1.5-2x libdeflate's inflate; Kiln unfilters Paeth in SIMD lanes), so the PNG decode
+ * floor is the inflate alone, lower than any real decoder's. */
+static double png_unfilter_ms;
+
 static unsigned int be32(const unsigned char *p) { return (unsigned)p[0] << 24 | (unsigned)p[1] << 16 | (unsigned)p[2] << 8 | p[3]; }
 
 static unsigned char *decode_png_libdeflate(struct libdeflate_decompressor *z, const unsigned char *data, size_t n,
@@ -123,6 +130,7 @@ static unsigned char *decode_png_libdeflate(struct libdeflate_decompressor *z, c
         free(idat); free(raw); free(out);
         return NULL;
     }
+    double unfilter_start = cpu_ms();
     for (int y = 0; y < *h; y++) {
         const unsigned char *src = raw + (size_t)y * (row + 1) + 1;
         unsigned char *dst = out + (size_t)y * row, *prev = y ? dst - row : NULL;
@@ -142,6 +150,7 @@ static unsigned char *decode_png_libdeflate(struct libdeflate_decompressor *z, c
                  for (; i < row; i++) dst[i] = (unsigned char)(src[i] + paeth(dst[i - c], prev[i], prev[i - c]));
         }
     }
+    png_unfilter_ms = cpu_ms() - unfilter_start;
     free(idat);
     free(raw);
     return out;
@@ -318,10 +327,12 @@ static int scales_mode(const char *path, int count) {
 
 int main(int argc, char **argv) {
     if (argc == 4 && !strcmp(argv[1], "--scales")) return scales_mode(argv[2], atoi(argv[3]));
-    int num, denom, ow, oh, count = argc == 6 ? atoi(argv[5]) : 0;
+    const char *pixels_path = NULL;
+    int num, denom, ow, oh, count = argc >= 6 ? atoi(argv[5]) : 0;
+    if (argc == 7) { pixels_path = argv[6]; argc = 6; }
     if (argc != 6 || sscanf(argv[2], "%d/%d", &num, &denom) != 2 || num <= 0 || denom <= 0 ||
         sscanf(argv[3], "%dx%d", &ow, &oh) != 2 || ow <= 0 || oh <= 0 || count <= 0 || count > 1000) {
-        fprintf(stderr, "usage: %s FILE NUM/DENOM WxH jpeg:Q|webp:Q:M|png:L COUNT\n       %s --scales FILE.jpg COUNT\n",
+        fprintf(stderr, "usage: %s FILE NUM/DENOM WxH jpeg:Q|webp:Q:M|png:L COUNT [PIXELS_FILE]\n       %s --scales FILE.jpg COUNT\n",
                 argv[0], argv[0]);
         return 2;
     }
@@ -336,6 +347,19 @@ int main(int argc, char **argv) {
     struct libdeflate_decompressor *inflater = libdeflate_alloc_decompressor();
     int libpng = getenv("LIBFLOOR_LIBPNG") != NULL;
     double *dec = calloc((size_t)count, sizeof(double)), *enc = calloc((size_t)count, sizeof(double));
+    /* The pixels to encode: Kiln's own output decoded (PIXELS_FILE), else the decoded source
+     * brought to the output size by a box filter. */
+    unsigned char *given = NULL;
+    if (pixels_path) {
+        size_t pn;
+        unsigned char *pdata = read_file(pixels_path, &pn);
+        enum kind pk = kind_of(pdata, pn);
+        int pw = 0, ph = 0, pc = 0;
+        given = pk == JPEG ? decode_jpeg(tjd, pdata, pn, 1, 1, &pw, &ph, &pc)
+              : pk == WEBP ? decode_webp(pdata, pn, &pw, &ph, &pc) : decode_png_libpng(pdata, pn, &pw, &ph, &pc);
+        if (!given || pw != ow || ph != oh) { fprintf(stderr, "%s: not a %dx%d image\n", pixels_path, ow, oh); return 1; }
+        free(pdata);
+    }
     int w = 0, h = 0, c = 0;
     size_t bytes = 0;
     for (int i = -1; i < count; i++) {      /* run -1 warms up */
@@ -343,10 +367,10 @@ int main(int argc, char **argv) {
         unsigned char *px = kind == JPEG ? decode_jpeg(tjd, data, n, num, denom, &w, &h, &c)
                           : kind == WEBP ? decode_webp(data, n, &w, &h, &c) : libpng ? decode_png_libpng(data, n, &w, &h, &c)
                           : decode_png_libdeflate(inflater, data, n, &w, &h, &c);
-        double elapsed = cpu_ms() - start;
+        double elapsed = cpu_ms() - start - (kind == PNG && !libpng ? png_unfilter_ms : 0);
         if (!px) { fprintf(stderr, "decode failed\n"); return 1; }
         if (i >= 0) dec[i] = elapsed;
-        unsigned char *small = box_shrink(px, w, h, c, ow, oh);
+        unsigned char *small = given ? given : box_shrink(px, w, h, c, ow, oh);
         free(px);
         start = cpu_ms();
         if (!strcmp(codec, "jpeg")) {
@@ -361,7 +385,7 @@ int main(int argc, char **argv) {
             return 2;
         }
         elapsed = cpu_ms() - start;
-        free(small);
+        if (small != given) free(small);
         if (!bytes) { fprintf(stderr, "encode failed\n"); return 1; }
         if (i >= 0) enc[i] = elapsed;
     }

@@ -3,8 +3,9 @@
 is made here with Pillow; outputs are PNG (or lossless WebP) where pixels are compared exactly.
 
 Tolerances: the blend rounds once per channel, so a lossless output is within 1 of the blend
-computed here in premultiplied float (0 for opaque marks at full opacity); JPEG output is checked
-within 12 (chroma subsampling around a hard red edge)."""
+computed here in premultiplied float (0 for opaque marks at full opacity); lossy outputs at
+q:95 are checked inside flat areas within 6 (JPEG, WebP) or 8 (AVIF), and the JPEG of a small
+mark at its centre within 12 (chroma subsampling around a hard red edge)."""
 from __future__ import annotations
 
 import io
@@ -165,6 +166,25 @@ def test_jpeg_output_is_flattened_after_the_blend(client, sources):
     centre = a[H // 2, W // 2]
     assert np.abs(centre - (255, 127.5, 127.5)).max() <= 12, centre
     assert np.abs(a[5, 5] - (255, 255, 255)).max() <= 2
+
+
+@pytest.mark.parametrize("fmt,tolerance", [("png", 0), ("webp/ll:1", 0), ("webp/q:95", 6), ("avif/q:95", 8), ("jpeg/q:95", 6)])
+def test_every_output_format(client, sources, fmt, tolerance):
+    """The mark scaled to 100x50 at half opacity on the flat source: (148, 40, 60) inside, the
+    source outside, in every format Kiln writes (lossy ones within `tolerance`)."""
+    r, im = client.image(f"/wm:logo:0.5:nw:0:0:0.5/f:{fmt}/{sources}/flat.png")
+    assert r.content_type == "image/" + fmt.split("/")[0]
+    a = arr(im)
+    assert np.abs(a[10:40, 10:90] - (148, 40, 60)).max() <= tolerance, fmt
+    assert np.abs(a[70:, 110:] - FLAT).max() <= tolerance, fmt
+
+
+@pytest.mark.parametrize("fmt", ["png", "webp/ll:1"])
+def test_transparent_outputs_blend_alpha(client, sources, fmt):
+    _, im = client.image(f"/wm:logo:0.5:nw:0:0:0.5/f:{fmt}/{sources}/clear.png")
+    a = arr(im, "RGBA")
+    assert (a[:50, :100] == (255, 0, 0, 128)).all(), fmt
+    assert (a[:, 100:, 3] == 0).all() and (a[50:, :, 3] == 0).all(), fmt
 
 
 def test_tiles_cover_the_image(client, sources):

@@ -127,7 +127,9 @@ import KilnOrigins
         let c = try load(catalog.exampleTOML())
         var expected = KilnConfiguration()
         expected.presets = c.presets
+        expected.watermarks = c.watermarks
         #expect(c == expected)
         #expect(c.presets.chains.count == 1)
+        #expect(c.watermarks.paths == ["logo": "/etc/kiln/logo.png"])
     }
 }

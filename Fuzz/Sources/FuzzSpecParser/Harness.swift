@@ -4,7 +4,9 @@ import KilnModel
 /// (DOCUMENT_URI), with presets and a custom resolver configured like a real deployment.
 private let parser = SpecParser(
     maxDimension: 16_384, maxOperations: 16, maxSigma: 50,
-    presets: ["avatar": "rs:96:96:fill/circle/f:webp", "thumb": "w:200/q:70", "blurry": "bl:3/gs"],
+    presets: ["avatar": "rs:96:96:fill/circle/f:webp", "thumb": "w:200/q:70", "blurry": "bl:3/gs",
+              "branded": "w:300/wm:logo:0.5:se:10:10"],
+    watermarks: ["logo", "stamp"],
     customResolver: { name, arguments throws(SpecError) -> CustomOperation? in
         guard name == "custom" else { return nil }
         guard arguments.count <= 2 else { throw .invalidOption(segment: name, reason: "too many arguments") }

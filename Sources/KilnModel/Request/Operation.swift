@@ -36,6 +36,9 @@ public enum Operation: Sendable, Hashable {
     case flip(FlipDirection)
     /// A processor registered by name in a custom build (see `CustomOperation`).
     case custom(CustomOperation)
+    /// `watermark:<name>[:<opacity>[:<position>[:<x>:<y>[:<scale>]]]]` (`wm`): a configured
+    /// watermark image blended onto the result; always after the other operations.
+    case watermark(WatermarkOptions)
 
     /// The one identifier of this step, and the `identifier` of the processor that carries it out
     /// (`KilnProcessing` spells none of its own; `ProcessorFactoryTests` checks every operation):
@@ -69,6 +72,7 @@ public enum Operation: Sendable, Hashable {
         case .rotate(let d): "rotate:\(d)"
         case .flip(let f): "flip:\(f.rawValue)"
         case .custom(let c): c.identifier
+        case .watermark(let w): w.canonical
         }
     }
 }

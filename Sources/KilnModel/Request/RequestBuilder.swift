@@ -1,9 +1,11 @@
 /// Collects parsed options, then resolves the request-wide ones into the operations:
 /// `w:`/`h:` merge into one resize at the place of the first, `el:` and `g:` apply to every
 /// resize (and to crops without their own gravity), `dpr:` multiplies resize and pad sizes, and
-/// `bg:` becomes the fill of `pad`.
+/// `bg:` becomes the fill of `pad`, and watermarks (`wm:`) move after every other operation.
 struct RequestBuilder {
     var operations: [Operation] = []
+    /// `wm:` steps in URL order: they run last, on the finished image.
+    var watermarks: [WatermarkOptions] = []
     var output = OutputOptions()
     var enlarge = false
     var gravity = Gravity.center
@@ -20,6 +22,10 @@ struct RequestBuilder {
 
     mutating func append(_ operation: Operation) {
         operations.append(operation)
+    }
+
+    mutating func appendWatermark(_ watermark: WatermarkOptions) {
+        watermarks.append(watermark)
     }
 
     mutating func appendCropWithRequestGravity(_ crop: CropOptions) {
@@ -40,8 +46,9 @@ struct RequestBuilder {
     }
 
     func request(sourcePath: String, maxDimension: Int, maxOperations: Int) throws(SpecError) -> ImageRequest {
-        guard operations.count <= maxOperations else {
-            throw .invalidOption(segment: "\(operations.count) operations", reason: "at most \(maxOperations) operations per request")
+        let count = operations.count + watermarks.count
+        guard count <= maxOperations else {
+            throw .invalidOption(segment: "\(count) operations", reason: "at most \(maxOperations) operations per request")
         }
         func scale(_ v: Int) throws(SpecError) -> Int {
             let scaled = Int((Double(v) * dpr).rounded())
@@ -71,6 +78,11 @@ struct RequestBuilder {
             default:
                 ops.append(op)
             }
+        }
+        for var w in watermarks {
+            w.x = try scale(w.x)
+            w.y = try scale(w.y)
+            ops.append(.watermark(w))
         }
         return ImageRequest(sourcePath: sourcePath, operations: ops, output: output, autorotate: autorotate, expires: expires, version: version)
     }

@@ -126,6 +126,27 @@ extension SpecParser {
         case "strip":
             try a.arity(1...1)
             b.output.strip = try a.flag(0, "strip")
+        case "watermark", "wm":
+            try a.arity(1...6)
+            guard watermarks.contains(a[0]) else {
+                throw a.invalid(watermarks.isEmpty ? "no watermarks are configured ([watermarks])" : "no watermark named \"\(a[0])\"")
+            }
+            var w = WatermarkOptions(name: a[0])
+            if a.count > 1 { w.opacity = Self.quantized(try a.double(1, "opacity", 0...1)) }
+            if a.count > 2 {
+                guard let p = WatermarkOptions.position(a[2]) else {
+                    throw a.invalid("position must be center, north, south, east, west, ne, nw, se, sw or tile")
+                }
+                w.position = p
+            }
+            guard a.count != 4 else { throw a.invalid("takes x and y together") }
+            if a.count > 4 {
+                let offsets = w.position == .tile ? dims : -maxDimension...maxDimension
+                w.x = try a.int(3, "x", offsets)
+                w.y = try a.int(4, "y", offsets)
+            }
+            if a.count > 5 { w.scale = Self.quantized(try a.double(5, "scale", 0...1)) }
+            b.appendWatermark(w)
         case "preset", "pr":
             try expandPresets(a.args, segment: segment, into: &b, presetDepth: presetDepth)
         case "expires", "exp":
@@ -187,6 +208,7 @@ extension SpecParser {
         add(["saturation", "sa"], "saturation", operation: "saturation")
         add(["rotate", "rot"], "rotate", operation: "rotate")
         add(["flip"], "flip", operation: "flip")
+        add(["watermark", "wm"], "watermark", operation: "watermark")
         add(["enlarge", "el"], "enlarge", operation: nil)
         add(["gravity", "g"], "gravity", operation: nil)
         add(["dpr"], "dpr", operation: nil)
@@ -214,6 +236,12 @@ extension SpecParser {
     public static func operationName(_ name: String) -> String? {
         guard let known = optionNames[name] else { return name }
         return known.operation
+    }
+
+    /// A fraction rounded to the four decimals `canonical` spells, so that the key's text and
+    /// the pixels agree (`wm:` opacity and scale).
+    static func quantized(_ v: Double) -> Double {
+        (v * 10_000).rounded() / 10_000
     }
 
     static let gravityHelp = "gravity must be center, north, south, east, west, ne, nw, se, sw, smart or fp:<x>:<y> with x and y in 0...1"

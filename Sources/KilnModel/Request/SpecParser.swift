@@ -23,17 +23,20 @@ public struct SpecParser: Sendable {
     public var maxOptions: Int
     /// `preset:<name>` chains, e.g. `avatar` → `rs:96:96:fill/circle/f:webp`.
     public var presets: [String: String]
+    /// The names of the configured watermarks (`[watermarks]`): `wm:<name>` must be one of them.
+    public var watermarks: Set<String>
     public var customResolver: CustomResolver?
 
     public init(maxDimension: Int = 16_384, maxOperations: Int = 16, maxSigma: Double = 50,
                 maxPathBytes: Int = 8_192, maxOptions: Int = 64,
-                presets: [String: String] = [:], customResolver: CustomResolver? = nil) {
+                presets: [String: String] = [:], watermarks: Set<String> = [], customResolver: CustomResolver? = nil) {
         self.maxDimension = maxDimension
         self.maxOperations = maxOperations
         self.maxSigma = maxSigma
         self.maxPathBytes = maxPathBytes
         self.maxOptions = maxOptions
         self.presets = presets
+        self.watermarks = watermarks
         self.customResolver = customResolver
     }
 

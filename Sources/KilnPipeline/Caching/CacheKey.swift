@@ -43,11 +43,15 @@ public struct CacheKey: Sendable, Hashable {
     }
 
     /// The key of `request` rendered with `output`'s defaults: the settings part derived from the
-    /// encode options the encoder would receive (`OutputConfiguration.cacheSettings`).
-    public init(request: ImageRequest, accepted: FormatNegotiation, source: SourceIdentity, output: OutputConfiguration) {
+    /// encode options the encoder would receive (`OutputConfiguration.cacheSettings`), plus
+    /// `assets`, the identity of the configured files the request draws
+    /// (`WatermarkLibrary.identity(for:)`; empty for none, which leaves the key as it was).
+    public init(request: ImageRequest, accepted: FormatNegotiation, source: SourceIdentity, output: OutputConfiguration,
+                assets: String = "") {
         let token = CacheKey.outputToken(request.output, accepted: accepted)
+        let settings = output.cacheSettings(for: request.output, outputToken: token)
         self.init(canonicalRequest: request.canonical, outputFormat: token, source: source, sourcePath: request.sourcePath,
-                  settings: output.cacheSettings(for: request.output, outputToken: token))
+                  settings: assets.isEmpty ? settings : settings + "\n" + assets)
     }
 
     /// The output format as far as it is known before the source is read: a format's name, or for

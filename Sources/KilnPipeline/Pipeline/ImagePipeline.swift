@@ -1,4 +1,5 @@
 import KilnModel
+import KilnProcessing
 
 /// Answers image requests (Nuke's `ImagePipeline`): looks in the memory cache, the disk cache,
 /// takes the render lock, renders and stores. Owns its caches (`RenderCoordinator`: an
@@ -89,7 +90,8 @@ public final class ImagePipeline {
 
     /// The cache key of `request` for a client sending `accept`, with `source` the version read.
     public func cacheKey(for request: ImageRequest, accepted: FormatNegotiation, source: SourceIdentity) -> CacheKey {
-        CacheKey(request: request, accepted: accepted, source: source, output: output)
+        CacheKey(request: request, accepted: accepted, source: source, output: output,
+                 assets: stages.watermarks.identity(for: request.operations))
     }
 
     /// Starts a background sweep of the disk cache when this process wrote enough, and reports

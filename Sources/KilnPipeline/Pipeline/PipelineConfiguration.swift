@@ -9,6 +9,8 @@ public struct PipelineConfiguration: Sendable {
     public var limits: LimitsConfiguration
     public var output: OutputConfiguration
     public var presets: PresetConfiguration
+    /// `[watermarks]`: the files `wm:` draws, decoded by `makePipeline`.
+    public var watermarks: WatermarkConfiguration
     /// Custom processors (`Sources/kiln-cli/CustomProcessors.swift` in the standard build).
     public var processors: ProcessorRegistry
     /// Adds sources beside the local folder (KilnOrigins' remote origins); nil: local files only.
@@ -21,23 +23,27 @@ public struct PipelineConfiguration: Sendable {
 
     public init(_ values: ConfigValues, processors: ProcessorRegistry = ProcessorRegistry()) throws(ConfigError) {
         try self.init(source: try SourceConfiguration(values), limits: try LimitsConfiguration(values),
-                      output: try OutputConfiguration(values), presets: PresetConfiguration(values), processors: processors)
+                      output: try OutputConfiguration(values), presets: PresetConfiguration(values),
+                      watermarks: WatermarkConfiguration(values), processors: processors)
     }
 
-    /// From typed sections; checks every preset.
+    /// From typed sections; checks every preset and watermark name (the files are read by `makePipeline`).
     public init(source: SourceConfiguration = SourceConfiguration(), limits: LimitsConfiguration = LimitsConfiguration(),
                 output: OutputConfiguration = OutputConfiguration(), presets: PresetConfiguration = PresetConfiguration(),
+                watermarks: WatermarkConfiguration = WatermarkConfiguration(),
                 processors: ProcessorRegistry = ProcessorRegistry()) throws(ConfigError) {
         self.source = source
         self.limits = limits
         self.output = output
         self.presets = presets
+        self.watermarks = watermarks
         self.processors = processors
+        try watermarks.validate()
         try presets.validate(with: parser)
     }
 
-    /// The standard pipeline over `source.root` (and `sources`' additions). Fails when the root
-    /// is not a folder. `renderTimeout` (`limits.render_timeout`) bounds remote reads.
+    /// The standard pipeline over `source.root` (and `sources`' additions), with the watermarks
+    /// read and decoded. Fails when the root is not a folder or a watermark file does not decode. `renderTimeout` (`limits.render_timeout`) bounds remote reads.
     public func makePipeline(renderTimeout: Double = 0) throws(ConfigError) -> ImagePipeline {
         let files: FileSource
         do {
@@ -53,6 +59,8 @@ public struct PipelineConfiguration: Sendable {
             throw .unavailable("\(error)")
         }
         stages.sourceActivity = activity
+        stages.watermarks = try watermarks.load(with: stages, limits: limits.decodeLimits, maxFileBytes: limits.maxFileBytes)
+        stages.processors = ProcessorFactory(registry: processors, watermarks: stages.watermarks)
         if sleepDecode {
             stages.decoders = SleepingDecoders(wrapping: stages.decoders)
             stages.animations = SleepingAnimations(wrapping: stages.animations)
@@ -75,6 +83,6 @@ public struct PipelineConfiguration: Sendable {
     public var parser: SpecParser {
         SpecParser(maxDimension: limits.maxDimension, maxOperations: limits.maxOperations,
                    maxSigma: Double(limits.maxBlurSigma), maxPathBytes: limits.maxPathBytes, maxOptions: limits.maxOptions,
-                   presets: presets.chains, customResolver: processors.resolver)
+                   presets: presets.chains, watermarks: watermarks.names, customResolver: processors.resolver)
     }
 }

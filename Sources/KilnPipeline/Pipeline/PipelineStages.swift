@@ -1,4 +1,5 @@
 import KilnModel
+import KilnProcessing
 
 /// The replaceable parts of the pipeline (Nuke's pipeline configuration): who loads, sniffs,
 /// decodes, colour-converts, orients, processes, flattens and encodes. Every stage is a protocol
@@ -21,6 +22,9 @@ public struct PipelineStages {
     /// What reports the source stage's remote reads (nil: local files only): the pipeline times
     /// them as `fetch` and hands them to its observer after each request.
     public var sourceActivity: (any SourceActivity)?
+    /// The configured watermarks (`[watermarks]`), decoded: `processors` draws them and the
+    /// cache key carries their identity (`WatermarkLibrary.identity(for:)`).
+    public var watermarks = WatermarkLibrary()
 
     public init(source: any SourceLoading, sniffer: any TypeSniffing,
                 decoders: any ImageDecoderProviding, encoders: any ImageEncoderProviding,

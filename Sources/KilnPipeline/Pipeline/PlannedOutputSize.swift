@@ -40,7 +40,7 @@ extension ImageRequest {
             return PixelSize(width: side, height: side)
         case .rotate(let degrees):
             return degrees % 180 == 0 ? input : input.transposed
-        case .rounded, .blur, .sharpen, .grayscale, .sepia, .tint, .brightness, .contrast, .saturation, .flip:
+        case .rounded, .blur, .sharpen, .grayscale, .sepia, .tint, .brightness, .contrast, .saturation, .flip, .watermark:
             return input
         case .custom:
             return nil

@@ -17,6 +17,7 @@ import KilnProcessing
 /// | resize | input + output + the ring of `taps` float rows + the weight tables |
 /// | blur | input + output + a float strip and its scratch (`FloatStrips`: vertical strips of at most 16 MiB of floats plus the halo) |
 /// | sharpen | input + output + a float strip, its unblurred copy and the blur's scratch |
+/// | watermark | input + output + the watermark resized for `scale` (bounded by an RGBA buffer of the output's size) |
 /// | encode | input + the encoder's working set and output (`encoderBytesPerPixel`) |
 ///
 /// Calibrated with peak RSS of `kiln process` (release build, minus the 27 MB of a process that
@@ -117,6 +118,11 @@ public struct RequestCost: Sendable, Equatable {
                 cost.add(name, live, (isBlur ? 5 : 8) * mp)
             case .circle, .rounded:
                 cost.add(name, bytes + outBytes, 2 * max(mp, outMP))
+            case .watermark(let w):
+                // The blend is float math per covered pixel (a tile covers them all, one mark at
+                // most all of them); a `scale` resamples the mark, at most the output's size in RGBA.
+                let scaled = w.scale > 0 ? 4 * outSize.width * outSize.height : 0
+                cost.add(name, bytes + outBytes + scaled, 3 * outMP + (w.scale > 0 ? outMP : 0))
             default:
                 cost.add(name, bytes + outBytes, max(mp, outMP))
             }

@@ -8,9 +8,12 @@ import KilnModel
 /// it refuses) becomes a processor that fails with that error when it runs, a 400.
 public struct ProcessorFactory: Sendable {
     public var registry: ProcessorRegistry
+    /// The configured watermarks that `wm:` draws (decoded once per process).
+    public var watermarks: WatermarkLibrary
 
-    public init(registry: ProcessorRegistry = ProcessorRegistry()) {
+    public init(registry: ProcessorRegistry = ProcessorRegistry(), watermarks: WatermarkLibrary = WatermarkLibrary()) {
         self.registry = registry
+        self.watermarks = watermarks
     }
 
     /// The processor that carries out `operation`.
@@ -38,6 +41,7 @@ public struct ProcessorFactory: Sendable {
             }
         case .flip(let direction): Flip(direction)
         case .custom(let custom): customProcessor(custom)
+        case .watermark(let options): Watermark(options, mark: watermarks[options.name])
         }
     }
 

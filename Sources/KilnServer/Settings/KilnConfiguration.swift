@@ -19,6 +19,7 @@ public struct KilnConfiguration: Sendable, Equatable {
     public var security = SecurityConfiguration()
     public var output = OutputConfiguration()
     public var presets = PresetConfiguration()
+    public var watermarks = WatermarkConfiguration()
     public var http = HTTPConfiguration()
     public var cache = CacheConfiguration()
     public var debug = DebugConfiguration()
@@ -29,7 +30,7 @@ public struct KilnConfiguration: Sendable, Equatable {
         settings: ServerConfiguration.settings + LogConfiguration.settings + SourceConfiguration.settings + OriginConfiguration.settings
             + LimitsConfiguration.settings + WorkerLimitsConfiguration.settings + SecurityConfiguration.settings + HTTPConfiguration.settings + OutputConfiguration.settings
             + CacheConfiguration.settings + DebugConfiguration.settings,
-        freeSections: [PresetConfiguration.section])
+        freeSections: [PresetConfiguration.section, WatermarkConfiguration.section])
 
     /// Every default.
     public init() {}
@@ -48,6 +49,7 @@ public struct KilnConfiguration: Sendable, Equatable {
         try security.resolve(origin: values.origin)
         output = try OutputConfiguration(values)
         presets = PresetConfiguration(values)
+        watermarks = WatermarkConfiguration(values)
         http = try HTTPConfiguration(values)
         cache = try CacheConfiguration(values)
         debug = try DebugConfiguration(values)
@@ -59,7 +61,7 @@ public struct KilnConfiguration: Sendable, Equatable {
     public func pipeline(processors: ProcessorRegistry = ProcessorRegistry(),
                          sharedState: RecordLockFile? = nil) throws(ConfigError) -> PipelineConfiguration {
         var configuration = try PipelineConfiguration(source: source, limits: limits, output: output, presets: presets,
-                                                      processors: processors)
+                                                      watermarks: watermarks, processors: processors)
         configuration.sleepDecode = debug.sleepDecode
         if !origins.origins.isEmpty {
             configuration.sources = OriginSources(origins, maxFileBytes: limits.maxFileBytes, sharedState: sharedState,

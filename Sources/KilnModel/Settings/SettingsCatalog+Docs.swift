@@ -36,7 +36,7 @@ extension SettingsCatalog {
                 }
             }
             for f in freeSections where f.name == section {
-                out += "# \(f.doc)\n\(f.exampleKey) = \(quoted(f.exampleValue))\n"
+                out += "# \(f.doc)\n\(f.exampleCommented ? "# " : "")\(f.exampleKey) = \(quoted(f.exampleValue))\n"
             }
         }
         return out

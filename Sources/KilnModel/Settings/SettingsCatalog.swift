@@ -6,12 +6,16 @@ public struct FreeSection: Sendable {
     /// An example key and value (`avatar`, `rs:96:96:fill/circle/f:webp`).
     public let exampleKey: String
     public let exampleValue: String
+    /// The example names something that must exist on the machine (a file): the example file
+    /// shows it commented out, so that the example file works as it is.
+    public let exampleCommented: Bool
 
-    public init(name: String, doc: String, exampleKey: String, exampleValue: String) {
+    public init(name: String, doc: String, exampleKey: String, exampleValue: String, exampleCommented: Bool = false) {
         self.name = name
         self.doc = doc
         self.exampleKey = exampleKey
         self.exampleValue = exampleValue
+        self.exampleCommented = exampleCommented
     }
 }
 

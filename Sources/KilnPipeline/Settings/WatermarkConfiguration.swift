@@ -21,7 +21,7 @@ public struct WatermarkConfiguration: Sendable, Equatable {
     /// A section of free keys: every `watermarks.<name>` is a watermark.
     public static let section = FreeSection(
         name: "watermarks", doc: "a watermark image file for `wm:<name>`, read once per worker (`KILN_WATERMARKS_<NAME>` in the environment)",
-        exampleKey: "logo", exampleValue: "/etc/kiln/logo.png")
+        exampleKey: "logo", exampleValue: "/etc/kiln/logo.png", exampleCommented: true)
 
     public init(paths: [String: String] = [:]) {
         self.paths = paths

@@ -46,8 +46,10 @@ public struct CacheKey: Sendable, Hashable {
     /// encode options the encoder would receive (`OutputConfiguration.cacheSettings`).
     public init(request: ImageRequest, accepted: FormatNegotiation, source: SourceIdentity, output: OutputConfiguration) {
         let token = CacheKey.outputToken(request.output, accepted: accepted)
+        let settings = request.output.document == nil ? output.cacheSettings(for: request.output, outputToken: token)
+                                                       : output.documentCacheSettings
         self.init(canonicalRequest: request.canonical, outputFormat: token, source: source, sourcePath: request.sourcePath,
-                  settings: output.cacheSettings(for: request.output, outputToken: token))
+                  settings: settings)
     }
 
     /// The output format as far as it is known before the source is read: a format's name, or for
@@ -57,6 +59,7 @@ public struct CacheKey: Sendable, Hashable {
     /// the key), so the key is derived once, before rendering, and stays exact (the settings part
     /// then covers every format: `cacheSettings(for:outputToken:)`).
     public static func outputToken(_ options: OutputOptions, accepted: FormatNegotiation) -> String {
+        if let document = options.document { return document.rawValue }
         switch options.format {
         case .format(let f): return f.rawValue
         case .source: return "source"

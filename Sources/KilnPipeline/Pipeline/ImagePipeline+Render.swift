@@ -24,6 +24,9 @@ extension ImagePipeline {
     /// (`RenderCoordinator.decoding`).
     func render(_ request: ImageRequest, from opened: any OpenedSource, accepted: FormatNegotiation,
                 source: CacheKey?) throws -> RenderedImage {
+        if request.output.document != nil {   // ImagePipeline+Document.swift
+            return try renderDocument(request, from: opened, source: source)
+        }
         // What fails here fails for every variant of this source version.
         func ofSource<T>(_ body: () throws -> T) throws -> T {
             do { return try body() } catch { throw source == nil ? error : SourceFault(error) }

@@ -18,7 +18,7 @@ import KilnModel
         let text = String(decoding: result.data, as: UTF8.self)
         #expect(text.hasPrefix(#"{"exif":{},"result":{"height":4,"width":6},"source":{"alpha":false,"bytes":"#))
         #expect(text.contains(#""width":12"#) && !text.contains("placeholders"))
-        #expect(result.timeline.phases.map(\.name) == ["load", "header", "write"])
+        #expect(result.timeline.phases.map(\.name) == ["load", "sniff", "header", "write"])
     }
 
     @Test func placeholdersDecodeOnceSmall() throws {

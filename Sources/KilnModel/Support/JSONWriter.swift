@@ -61,6 +61,13 @@ public indirect enum JSONValue: Sendable, Equatable {
 
     static func quote(_ s: String, into out: inout String) {
         out += "\""
+        escape(s, into: &out)
+        out += "\""
+    }
+
+    /// `"` and `\` escaped, control characters as `\n`, `\r`, `\t` or `\u00XX` (RFC 8259); anything
+    /// else, UTF-8 included, kept as it is. Also the log lines' escaping (KilnServer's `LogLine`).
+    public static func escape(_ s: String, into out: inout String) {
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
@@ -77,6 +84,5 @@ public indirect enum JSONValue: Sendable, Equatable {
                 }
             }
         }
-        out += "\""
     }
 }

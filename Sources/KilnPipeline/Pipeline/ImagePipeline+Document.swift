@@ -21,22 +21,10 @@ extension ImagePipeline {
     /// itself are `SourceFault`s when `source` is given, as in `render`.
     func renderDocument(_ request: ImageRequest, from opened: any OpenedSource, source: CacheKey?) throws -> RenderedImage {
         guard let kind = request.output.document else { preconditionFailure("renderDocument needs f:json, f:blurhash or f:thumbhash") }
-        func ofSource<T>(_ body: () throws -> T) throws -> T {
-            do { return try body() } catch { throw source == nil ? error : SourceFault(error) }
-        }
         var timeline = Timeline()
-        try observer?.enter(.load)
-        let fetchesBefore = stages.sourceActivity?.count
-        let data = try ofSource { try opened.readAll() }
-        timeline.mark(stages.sourceActivity?.count != fetchesBefore ? "fetch" : "load")
-        try observer?.enter(.sniff)
-        let sniffed = stages.sniffer.sniff(data)
-        guard let format = sniffed.format else {
-            return try ofSource { throw PipelineError.unsupportedType(sniffed.mimeType) }
-        }
-        observer?.sourceRead(format: format, bytes: data.count)
+        let (data, format) = try readSource(opened, source: source, timeline: &timeline)
         let decoder = stages.decoders.decoder(for: format)
-        let header = try ofSource { try decoder.readHeader(data) }
+        let header = try Self.ofSource(source) { try decoder.readHeader(data) }
         timeline.mark("header")
 
         var placeholders: PlaceholderImage?
@@ -59,7 +47,7 @@ extension ImagePipeline {
             body = Array(JSONValue.object(document).text.utf8)
         }
         timeline.mark(kind == .json ? "write" : kind.rawValue)
-        return RenderedImage(data: body, document: kind, sourceIdentity: opened.identity, timeline: timeline)
+        return RenderedImage(data: body, document: kind, sourceFormat: format, sourceIdentity: opened.identity, timeline: timeline)
     }
 
     /// The source decoded small for the placeholders: sRGB, oriented, at most `placeholderSide` a side.
@@ -68,9 +56,7 @@ extension ImagePipeline {
     }
 
     func smallImage(format: ImageFormat, data: [UInt8], header: ImageHeader, source: CacheKey?) throws -> PlaceholderImage {
-        func ofSource<T>(_ body: () throws -> T) throws -> T {
-            do { return try body() } catch { throw source == nil ? error : SourceFault(error) }
-        }
+        func ofSource<T>(_ body: () throws -> T) throws -> T { try ImagePipeline.ofSource(source, body) }
         let side = Self.placeholderSide
         let plan = ImageRequest(sourcePath: "", operations: [.resize(ResizeOptions(width: side, height: side, mode: .fit))],
                                 output: OutputOptions(format: .format(.png)))

@@ -28,8 +28,8 @@ public struct RenderedImage: Sendable {
     }
 
     /// A document about the source (`ImagePipeline.renderDocument`); its digest is taken as an image's.
-    public init(data: [UInt8], document: DocumentKind, sourceIdentity: SourceIdentity, timeline: Timeline) {
-        self.init(data: data, format: .png, sourceIdentity: sourceIdentity, size: PixelSize(width: 0, height: 0), timeline: timeline)
+    public init(data: [UInt8], document: DocumentKind, sourceFormat: ImageFormat, sourceIdentity: SourceIdentity, timeline: Timeline) {
+        self.init(data: data, format: sourceFormat, sourceIdentity: sourceIdentity, size: PixelSize(width: 0, height: 0), timeline: timeline)
         self.document = document
     }
 }

@@ -15,7 +15,8 @@ enum ProcessFile {
             let configuration = try settings.pipeline(processors: factory.processors)
             let rendered = try factory.render(file: input, spec: spec, outputPath: output, configuration: configuration)
             try writeFile(output, rendered.data)
-            logger.info("\(output): \(rendered.format.rawValue) \(rendered.size), \(rendered.data.count) bytes; \(rendered.timeline.serverTimingHeader)")
+            let what = rendered.document.map { "f:\($0.rawValue)" } ?? "\(rendered.format.rawValue) \(rendered.size)"
+            logger.info("\(output): \(what), \(rendered.data.count) bytes; \(rendered.timeline.serverTimingHeader)")
             return 0
         } catch {
             let mapped = ErrorMapping.map(error)

@@ -26,8 +26,22 @@ import KilnModel
         ("output.background", { $0.output.background = .black }),
     ] }
 
+    /// `output.*` keys that change documents (`f:json`) only, never an image's bytes.
+    static var documentChanging: [(String, @Sendable (inout PipelineConfiguration) -> Void)] { [
+        ("output.info_gps", { $0.output.infoGPS = true }),
+    ] }
+
+    @Test func documentSettingsChangeDocumentKeysOnly() throws {
+        for (name, change) in Self.documentChanging {
+            #expect(try Self.key("/f:json/a.jpg", change) != (try Self.key("/f:json/a.jpg")), "\(name)")
+            #expect(try Self.key("/w:100/a.jpg", change) == (try Self.key("/w:100/a.jpg")), "\(name)")
+        }
+        // The LQIP's WebP method is in the f:json key too.
+        #expect(try Self.key("/f:json/ph:1/a.jpg") { $0.output.webpMethod = 5 } != (try Self.key("/f:json/ph:1/a.jpg")))
+    }
+
     @Test func everyOutputSettingChangesTheKeyOfAURLThatDoesNotSayIt() throws {
-        #expect(Set(Self.byteChanging.map(\.0)) == OutputConfiguration.keys)   // none forgotten
+        #expect(Set((Self.byteChanging + Self.documentChanging).map(\.0)) == OutputConfiguration.keys)   // none forgotten
         for spec in ["/w:100/a.jpg", "/w:100/f:auto/a.jpg"] {
             let base = try Self.key(spec)
             for (name, change) in Self.byteChanging {

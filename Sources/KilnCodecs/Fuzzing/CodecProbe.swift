@@ -87,6 +87,7 @@ public enum CodecProbe {
         precondition(reset.count == tiff.count, "resetting the orientation changed the size")
         let nested = reset.withUnsafeBytes { ExifOrientation.hasExifIdentifier($0) }
         precondition(nested || ExifOrientation.read(reset) == 1, "the orientation reads \(ExifOrientation.read(reset)) after a reset")
+        _ = ExifFields.read(data)   // f:json's EXIF subset: never traps on any bytes
         return Summary(orientation: orientation, exifBytes: reset.count)
     }
 
@@ -101,6 +102,7 @@ public enum CodecProbe {
         precondition(converted.pixels.count == rgb.pixels.count && convertedAlpha.pixels.count == rgba.pixels.count,
                      "colour conversion changed the pixel count")
         _ = converter.isIdentity(data)
+        _ = SourceFacts.describe(data)   // f:json's colour profile name
         for inverted in [false, true] {
             if let cmyk = converter.convertCMYK([0, 0, 0, 0, 255, 255, 255, 255, 10, 200, 30, 0], inverted: inverted, profile: data) {
                 precondition(cmyk.count == 9, "CMYK conversion gave \(cmyk.count) bytes for 3 pixels")

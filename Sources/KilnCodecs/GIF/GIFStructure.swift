@@ -24,6 +24,8 @@ struct GIFStructure: Equatable {
     /// the rows of a non-interlaced frame below the canvas are skipped unread (`GIFDecoder`), but
     /// every row it draws is decoded whole, and an interlaced frame's passes are decoded whole.
     var decodedPixels: [Int] = []
+    /// Sum of the graphic control extensions' delays, in centiseconds (`f:json`'s duration).
+    var totalDelay = 0
 
     /// The pixels the decoder runs through LZW for a frame at `top` of `width` × `height`.
     static func decodedPixels(canvasHeight: Int, top: Int, width: Int, height: Int, interlaced: Bool) -> Int {
@@ -64,7 +66,10 @@ struct GIFStructure: Equatable {
                 if label == 0xF9 {
                     let size = try cursor.u8()
                     let start = cursor.offset
-                    if size >= 4 { pendingTransparency = try cursor.u8() & 1 != 0 }
+                    if size >= 4 {
+                        pendingTransparency = try cursor.u8() & 1 != 0
+                        result.totalDelay += try cursor.u16()
+                    }
                     cursor.offset = start
                     try cursor.skip(Int(size))
                     try cursor.skipSubBlocks()

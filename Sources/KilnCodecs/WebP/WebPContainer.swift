@@ -24,6 +24,16 @@ final class WebPContainer {
     /// How often an animation plays: 0 forever (the ANIM chunk's loop count).
     var loopCount: Int { Int(WebPDemuxGetI(demuxer, WEBP_FF_LOOP_COUNT)) }
 
+    /// Sum of the frames' durations in milliseconds (ANMF headers; no frame is decoded).
+    var totalDurationMilliseconds: Int {
+        var iterator = WebPIterator()
+        guard WebPDemuxGetFrame(demuxer, 1, &iterator) != 0 else { return 0 }
+        defer { WebPDemuxReleaseIterator(&iterator) }
+        var total = 0
+        repeat { total += Int(max(iterator.duration, 0)) } while WebPDemuxNextFrame(&iterator) != 0
+        return total
+    }
+
     /// The payload of the first chunk named `fourCC` ("EXIF", "ICCP", "XMP "), handed to `body`
     /// while the demuxer is alive; nil when absent.
     func withChunk<T>(_ fourCC: String, _ body: (UnsafeRawBufferPointer) -> T) -> T? {

@@ -1,4 +1,5 @@
 import KilnPipeline
+import KilnModel
 
 /// The HTTP words for the pipeline's typed results: the only place they are spelt.
 extension CacheOutcome {
@@ -17,5 +18,15 @@ extension PipelineResult {
     /// The strong `ETag`: the result's digest, quoted.
     public var etag: String { "\"" + digest + "\"" }
     /// `Content-Type`.
-    public var contentType: String { format?.mimeType ?? "application/octet-stream" }
+    public var contentType: String { format?.mimeType ?? document?.contentType ?? "application/octet-stream" }
+}
+
+extension DocumentKind {
+    /// `Content-Type` of `f:json` (JSON), `f:blurhash` and `f:thumbhash` (one line of text, no newline).
+    public var contentType: String {
+        switch self {
+        case .json: "application/json"
+        case .blurhash, .thumbhash: "text/plain; charset=utf-8"
+        }
+    }
 }

@@ -36,6 +36,14 @@ public struct OutputOptions: Sendable, Hashable {
     /// format); nil: the whole animation for animated outputs, the first frame for still ones.
     /// Out of range is a 400 (`PipelineError.frameOutOfRange`); ignored for still sources.
     public var frame: Int?
+    /// `f:json`, `f:blurhash`, `f:thumbhash`: an answer about the image instead of an image
+    /// (`format` then stays `.source`, and the encoder options do not apply).
+    public var document: DocumentKind?
+    /// `placeholders:1` (`ph`): `f:json` also carries the dominant colour, BlurHash, ThumbHash
+    /// and an LQIP data URL (a small decode); without it `f:json` reads headers only.
+    public var placeholders = false
+    /// `blurhash:<x>:<y>` (`bh`): BlurHash components for `f:blurhash` and `f:json/ph:1`; nil: 4 × 3.
+    public var blurhash: BlurHashComponents?
 
     public init(format: FormatChoice = .source, quality: Int? = nil) {
         self.format = format
@@ -47,7 +55,9 @@ public struct OutputOptions: Sendable, Hashable {
         var parts: [String] = []
         if let background { parts.append("background:\(background)") }
         if let quality { parts.append("q:\(quality)") }
-        if let f = format.canonical { parts.append("f:\(f)") }
+        if let document { parts.append("f:\(document.rawValue)") } else if let f = format.canonical { parts.append("f:\(f)") }
+        if placeholders { parts.append("placeholders:1") }
+        if let blurhash { parts.append("blurhash:\(blurhash.x):\(blurhash.y)") }
         if let progressive { parts.append("progressive:\(progressive ? 1 : 0)") }
         if lossless { parts.append("lossless:1") }
         if !strip { parts.append("strip:0") }

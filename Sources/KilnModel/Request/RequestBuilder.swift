@@ -57,6 +57,7 @@ struct RequestBuilder {
             }
             return scaled
         }
+        let output = try documentOutput()
         var ops: [Operation] = []
         for (i, op) in operations.enumerated() {
             switch op {
@@ -85,5 +86,31 @@ struct RequestBuilder {
             ops.append(.watermark(w))
         }
         return ImageRequest(sourcePath: sourcePath, operations: ops, output: output, autorotate: autorotate, expires: expires, version: version)
+    }
+
+    /// The output options, checked for the document kinds: `placeholders:1` belongs to `f:json`,
+    /// `blurhash:` to `f:blurhash` or `f:json/placeholders:1`, and `f:blurhash` / `f:thumbhash`
+    /// describe the source, so they take no processing step. Encoder options (`q:`, `pg:`, `ll:`,
+    /// `strip:`, `bg:`, `frame:`) change no document: they are dropped, so such URLs share one entry.
+    func documentOutput() throws(SpecError) -> OutputOptions {
+        guard let document = output.document else {
+            if output.placeholders { throw .invalidOption(segment: "placeholders:1", reason: "applies to f:json only") }
+            if let c = output.blurhash { throw .invalidOption(segment: "blurhash:\(c.x):\(c.y)", reason: "applies to f:blurhash and f:json/placeholders:1 only") }
+            return output
+        }
+        if output.placeholders && document != .json {
+            throw .invalidOption(segment: "placeholders:1", reason: "applies to f:json only (f:\(document.rawValue) is a placeholder itself)")
+        }
+        if let c = output.blurhash, document == .thumbhash || (document == .json && !output.placeholders) {
+            throw .invalidOption(segment: "blurhash:\(c.x):\(c.y)", reason: "applies to f:blurhash and f:json/placeholders:1 only")
+        }
+        if document != .json, let first = operations.first {
+            throw .invalidOption(segment: first.canonical, reason: "f:\(document.rawValue) describes the source image and takes no processing step")
+        }
+        var kept = OutputOptions()
+        kept.document = document
+        kept.placeholders = output.placeholders
+        kept.blurhash = output.blurhash
+        return kept
     }
 }

@@ -103,17 +103,28 @@ extension SpecParser {
             b.output.quality = try a.int(0, "quality", 1...100)
         case "format", "f", "ext":
             try a.arity(1...1)
+            b.output.document = nil
             switch a[0] {
             case "auto": b.output.format = .auto
             case "jpg": b.output.format = .format(.jpeg)
+            case "json", "blurhash", "thumbhash":
+                b.output.format = .source
+                b.output.document = DocumentKind(rawValue: a[0])
             default:
-                guard let f = ImageFormat(rawValue: a[0]) else { throw a.invalid("format must be jpeg, png, webp, avif or auto") }
+                guard let f = ImageFormat(rawValue: a[0]) else { throw a.invalid("format must be jpeg, png, webp, avif, auto, json, blurhash or thumbhash") }
                 guard f.isEncodable else {
                     throw a.invalid(f == .gif ? "Kiln reads GIF but does not write it; use webp (animated) or png/jpeg (one frame)"
                                               : "Kiln reads \(f.displayName) but does not write it; use jpeg, png, webp or avif")
                 }
                 b.output.format = .format(f)
             }
+        case "placeholders", "ph":
+            try a.arity(1...1)
+            b.output.placeholders = try a.flag(0, "placeholders")
+        case "blurhash", "bh":
+            try a.arity(2...2)
+            let c = BlurHashComponents(x: try a.int(0, "x components", 1...9), y: try a.int(1, "y components", 1...9))
+            b.output.blurhash = c == .standard ? nil : c
         case "frame":
             try a.arity(1...1)
             b.output.frame = try a.int(0, "frame", 0...1_000_000)
@@ -217,6 +228,8 @@ extension SpecParser {
         add(["quality", "q"], "quality", operation: nil)
         add(["format", "f", "ext"], "format", operation: nil)
         add(["frame"], "frame", operation: nil)
+        add(["placeholders", "ph"], "placeholders", operation: nil)
+        add(["blurhash", "bh"], "blurhash", operation: nil)
         add(["progressive", "pg"], "progressive", operation: nil)
         add(["lossless", "ll"], "lossless", operation: nil)
         add(["strip"], "strip", operation: nil)

@@ -49,7 +49,8 @@ public struct CacheKey: Sendable, Hashable {
     public init(request: ImageRequest, accepted: FormatNegotiation, source: SourceIdentity, output: OutputConfiguration,
                 assets: String = "") {
         let token = CacheKey.outputToken(request.output, accepted: accepted)
-        let settings = output.cacheSettings(for: request.output, outputToken: token)
+        let settings = request.output.document == nil ? output.cacheSettings(for: request.output, outputToken: token)
+                                                       : output.documentCacheSettings
         self.init(canonicalRequest: request.canonical, outputFormat: token, source: source, sourcePath: request.sourcePath,
                   settings: assets.isEmpty ? settings : settings + "\n" + assets)
     }
@@ -61,6 +62,7 @@ public struct CacheKey: Sendable, Hashable {
     /// the key), so the key is derived once, before rendering, and stays exact (the settings part
     /// then covers every format: `cacheSettings(for:outputToken:)`).
     public static func outputToken(_ options: OutputOptions, accepted: FormatNegotiation) -> String {
+        if let document = options.document { return document.rawValue }
         switch options.format {
         case .format(let f): return f.rawValue
         case .source: return "source"

@@ -33,4 +33,15 @@ extension OutputConfiguration {
     public func flattenBackground(for request: OutputOptions) -> RGBColor {
         request.background ?? background
     }
+
+    /// The settings part of an `f:json` / `f:blurhash` / `f:thumbhash` key: whether GPS is
+    /// reported, and the LQIP's WebP options (`ImagePipeline.lqipOptions`).
+    public var documentCacheSettings: String {
+        "doc;gps=\(infoGPS ? 1 : 0);lqip=\(lqipOptions.canonical)"
+    }
+
+    /// The encoder options of `f:json`'s LQIP: lossy WebP at quality 30 with the configured method.
+    public var lqipOptions: EncodeOptions {
+        EncodeOptions(format: .webp, quality: 30, webpMethod: webpMethod)
+    }
 }

@@ -12,9 +12,13 @@ public struct CachedImage: Sendable, Equatable {
     public var sourceModified: Int64
     /// The source path relative to the root.
     public var sourcePath: String
+    /// `f:json`, `f:blurhash`, `f:thumbhash`: the bytes are that document (`format` is nil).
+    public var document: DocumentKind?
 
-    public init(data: [UInt8], format: ImageFormat?, digest: String, sourceModified: Int64, sourcePath: String) {
+    public init(data: [UInt8], format: ImageFormat?, digest: String, sourceModified: Int64, sourcePath: String,
+                document: DocumentKind? = nil) {
         self.data = data
+        self.document = document
         self.format = format
         self.digest = digest
         self.sourceModified = sourceModified
@@ -22,8 +26,8 @@ public struct CachedImage: Sendable, Equatable {
     }
 
     public init(_ rendered: RenderedImage, sourcePath: String) {
-        self.init(data: rendered.data, format: rendered.format, digest: rendered.digest,
-                  sourceModified: rendered.sourceIdentity.mtimeSeconds, sourcePath: sourcePath)
+        self.init(data: rendered.data, format: rendered.document == nil ? rendered.format : nil, digest: rendered.digest,
+                  sourceModified: rendered.sourceIdentity.mtimeSeconds, sourcePath: sourcePath, document: rendered.document)
     }
 
     /// A source's bytes as read, kept as an original (`cache.store = original`/`both`).

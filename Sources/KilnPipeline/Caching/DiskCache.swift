@@ -123,12 +123,13 @@ public final class DiskCache: DataCaching, RenderLocking {
             }
             if now() / 1000 - Int64(st.st_mtim.tv_sec) >= touchInterval { futimens(fd, nil) }
             let format = ImageFormat(rawValue: header.format)
-            guard format != nil || header.format.isEmpty else {
+            let document = DocumentKind(rawValue: header.format)
+            guard format != nil || document != nil || header.format.isEmpty else {
                 discardCorrupt(fd, p, "names an unknown format '\(header.format)'")
                 return nil
             }
             return .image(CachedImage(data: body, format: format, digest: header.digest,
-                                      sourceModified: header.lastModified, sourcePath: header.sourcePath))
+                                      sourceModified: header.lastModified, sourcePath: header.sourcePath, document: document))
         }
     }
 

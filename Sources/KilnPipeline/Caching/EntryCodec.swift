@@ -7,8 +7,8 @@
 /// 16 UInt64 body size
 /// 24 Int64 Last-Modified seconds
 /// 32 Int64 expiry, wall-clock milliseconds (0: never)
-/// 40 five strings, each UInt32 length + UTF-8: key text, format (`ImageFormat` raw value; empty for
-///    an original), digest, source path, message
+/// 40 five strings, each UInt32 length + UTF-8: key text, format (`ImageFormat` raw value, or
+///    `DocumentKind`'s for `f:json`/`f:blurhash`/`f:thumbhash`; empty for an original), digest, source path, message
 /// .. UInt64 checksum of the header before it and of the body (`EntryChecksum`)
 /// ```
 /// All integers little-endian. A reader checks magic, version, that header size + body size is
@@ -56,7 +56,7 @@ enum EntryCodec {
         var format = "", digest = "", sourcePath = key.sourcePath, message = ""
         switch entry {
         case .image(let image):
-            format = image.format?.rawValue ?? ""
+            format = image.format?.rawValue ?? image.document?.rawValue ?? ""
             digest = image.digest
             lastModified = image.sourceModified
             sourcePath = image.sourcePath

@@ -24,23 +24,13 @@ extension ImagePipeline {
     /// (`RenderCoordinator.decoding`).
     func render(_ request: ImageRequest, from opened: any OpenedSource, accepted: FormatNegotiation,
                 source: CacheKey?) throws -> RenderedImage {
+        if request.output.document != nil {   // ImagePipeline+Document.swift
+            return try renderDocument(request, from: opened, source: source)
+        }
         // What fails here fails for every variant of this source version.
-        func ofSource<T>(_ body: () throws -> T) throws -> T {
-            do { return try body() } catch { throw source == nil ? error : SourceFault(error) }
-        }
+        func ofSource<T>(_ body: () throws -> T) throws -> T { try ImagePipeline.ofSource(source, body) }
         var timeline = Timeline()
-        try observer?.enter(.load)
-        let fetchesBefore = stages.sourceActivity?.count
-        let data = try ofSource { try opened.readAll() }
-        timeline.mark(stages.sourceActivity?.count != fetchesBefore ? "fetch" : "load")
-        try observer?.enter(.sniff)
-
-        let sniffed = stages.sniffer.sniff(data)
-        guard let format = sniffed.format else {
-            return try ofSource { throw PipelineError.unsupportedType(sniffed.mimeType) }
-        }
-        observer?.sourceRead(format: format, bytes: data.count)
-        timeline.mark("sniff")
+        let (data, format) = try readSource(opened, source: source, timeline: &timeline)
 
         let decoder = stages.decoders.decoder(for: format)
         var header = try ofSource { try decoder.readHeader(data) }
@@ -111,6 +101,28 @@ extension ImagePipeline {
         observer?.resultEncoded(format: outputFormat, bytes: encoded.count)
         return RenderedImage(data: encoded, format: outputFormat, sourceIdentity: opened.identity,
                              size: image.size, timeline: timeline)
+    }
+
+    /// Runs `body`; with `source` (rendering through the caches) its failure is a `SourceFault`:
+    /// it fails for every variant of this source version.
+    static func ofSource<T>(_ source: CacheKey?, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch { throw source == nil ? error : SourceFault(error) }
+    }
+
+    /// Reads the opened source and sniffs its format (timed as `load` or `fetch`, and `sniff`).
+    func readSource(_ opened: any OpenedSource, source: CacheKey?, timeline: inout Timeline) throws -> (data: [UInt8], format: ImageFormat) {
+        try observer?.enter(.load)
+        let fetchesBefore = stages.sourceActivity?.count
+        let data = try Self.ofSource(source) { try opened.readAll() }
+        timeline.mark(stages.sourceActivity?.count != fetchesBefore ? "fetch" : "load")
+        try observer?.enter(.sniff)
+        let sniffed = stages.sniffer.sniff(data)
+        guard let format = sniffed.format else {
+            return try Self.ofSource(source) { throw PipelineError.unsupportedType(sniffed.mimeType) }
+        }
+        observer?.sourceRead(format: format, bytes: data.count)
+        timeline.mark("sniff")
+        return (data, format)
     }
 
     /// Runs `decode` under the source's decode marker when rendering through the caches.

@@ -14,6 +14,8 @@ public struct PipelineResult: Sendable {
     public var data: [UInt8] { image.data }
     /// The encoded format (nil only for an original, which the pipeline never answers with).
     public var format: ImageFormat? { image.format }
+    /// The document kind of an `f:json`, `f:blurhash` or `f:thumbhash` answer (then `format` is nil).
+    public var document: DocumentKind? { image.document }
     /// The result's identity (32 hex digits).
     public var digest: String { image.digest }
     /// The source's modification time in whole seconds since the epoch.

@@ -18,6 +18,8 @@ public struct OutputConfiguration: ConfigSection, Equatable {
     public var progressive = Key.progressive.defaultValue
     /// RGB that transparent pixels are flattened onto for JPEG.
     public var background: RGBColor = Key.background.defaultValue
+    /// `f:json` reports the EXIF GPS position (off: for privacy, a photo's position is left out).
+    public var infoGPS = Key.infoGPS.defaultValue
 
     public enum Key {
         public static let jpegQuality = Setting.count("output.jpeg_quality", default: 80, in: 1...100,
@@ -38,6 +40,8 @@ public struct OutputConfiguration: ConfigSection, Equatable {
             parse: { RGBColor(hex: $0) }, format: { $0.description })
         public static let progressive = Setting.bool("output.progressive", default: false,
                                                      doc: "progressive JPEG / interlaced PNG unless the URL says `pg:`")
+        public static let infoGPS = Setting.bool("output.info_gps", default: false,
+                                                 doc: "`f:json` reports the EXIF GPS position (latitude, longitude, altitude); off by default, for privacy")
     }
 
     public static let fields: [ConfigField<Self>] = [
@@ -49,6 +53,7 @@ public struct OutputConfiguration: ConfigSection, Equatable {
         ConfigField(Key.avifSpeed) { $0.avifSpeed = $1 },
         ConfigField(Key.background) { $0.background = $1 },
         ConfigField(Key.progressive) { $0.progressive = $1 },
+        ConfigField(Key.infoGPS) { $0.infoGPS = $1 },
     ]
 
     public init() {}

@@ -1,6 +1,7 @@
 import KilnHTTP
 import Logging
 import KilnPOSIX
+import KilnModel
 
 /// `log.format`: how every log line of the master and the workers is written.
 public enum LogFormat: String, CaseIterable, Sendable {
@@ -102,22 +103,7 @@ public enum LogLine {
     static func escaped(_ s: String) -> String {
         var out = ""
         out.reserveCapacity(s.utf8.count + 8)
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
+        JSONValue.escape(s, into: &out)
         return out
     }
 

@@ -129,6 +129,26 @@ KR_AVX2 void kr_horizontal_avx2(const kr_context *k, const int16_t *wide, int16_
     }
 }
 
+// The four rows' sums of one output pixel (each 256-bit accumulator: two 128-bit halves to add),
+// rounded, shifted, saturated to int16 and stored at out[r] + o (eight bytes each: for RGB the
+// next pixel's store overwrites the fourth value).
+static inline KR_AVX2 void kr_store4_avx2(__m256i a0, __m256i a1, __m256i a2, __m256i a3, __m128i round, int shift,
+                                          int16_t *const *out, size_t o) {
+    // Lane sums: rows 0 and 1 side by side, then rows 2 and 3.
+    __m256i s01 = _mm256_add_epi32(_mm256_permute2x128_si256(a0, a1, 0x20), _mm256_permute2x128_si256(a0, a1, 0x31));
+    __m256i s23 = _mm256_add_epi32(_mm256_permute2x128_si256(a2, a3, 0x20), _mm256_permute2x128_si256(a2, a3, 0x31));
+    const __m256i round2 = _mm256_broadcastsi128_si256(round);
+    const __m128i count = _mm_cvtsi32_si128(shift);
+    s01 = _mm256_sra_epi32(_mm256_add_epi32(s01, round2), count);
+    s23 = _mm256_sra_epi32(_mm256_add_epi32(s23, round2), count);
+    __m256i words = _mm256_packs_epi32(s01, s23);  // lane 0: rows 0, 2; lane 1: rows 1, 3
+    __m128i lo = _mm256_castsi256_si128(words), hi = _mm256_extracti128_si256(words, 1);
+    _mm_storel_epi64((__m128i *)(out[0] + o), lo);
+    _mm_storel_epi64((__m128i *)(out[2] + o), _mm_unpackhi_epi64(lo, lo));
+    _mm_storel_epi64((__m128i *)(out[1] + o), hi);
+    _mm_storel_epi64((__m128i *)(out[3] + o), _mm_unpackhi_epi64(hi, hi));
+}
+
 KR_AVX2 void kr_horizontal4_avx2(const kr_context *k, const int16_t *const *wide, int16_t *const *out) {
     const int taps = k->h_taps;
     const __m128i round = _mm_set1_epi32(1 << (KR_H_SHIFT - 1));
@@ -150,19 +170,7 @@ KR_AVX2 void kr_horizontal4_avx2(const kr_context *k, const int16_t *const *wide
             a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(_mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)(p2 + 4 * t)), interleave), wv));
             a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(_mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)(p3 + 4 * t)), interleave), wv));
         }
-        // Lane sums: rows 0 and 1 side by side, then rows 2 and 3.
-        __m256i s01 = _mm256_add_epi32(_mm256_permute2x128_si256(a0, a1, 0x20), _mm256_permute2x128_si256(a0, a1, 0x31));
-        __m256i s23 = _mm256_add_epi32(_mm256_permute2x128_si256(a2, a3, 0x20), _mm256_permute2x128_si256(a2, a3, 0x31));
-        const __m256i round2 = _mm256_broadcastsi128_si256(round);
-        s01 = _mm256_srai_epi32(_mm256_add_epi32(s01, round2), KR_H_SHIFT);
-        s23 = _mm256_srai_epi32(_mm256_add_epi32(s23, round2), KR_H_SHIFT);
-        __m256i words = _mm256_packs_epi32(s01, s23);  // lane 0: rows 0, 2; lane 1: rows 1, 3
-        __m128i lo = _mm256_castsi256_si128(words), hi = _mm256_extracti128_si256(words, 1);
-        const size_t o = (size_t)x * C;
-        _mm_storel_epi64((__m128i *)(out[0] + o), lo);
-        _mm_storel_epi64((__m128i *)(out[2] + o), _mm_unpackhi_epi64(lo, lo));
-        _mm_storel_epi64((__m128i *)(out[1] + o), hi);
-        _mm_storel_epi64((__m128i *)(out[3] + o), _mm_unpackhi_epi64(hi, hi));
+        kr_store4_avx2(a0, a1, a2, a3, round, KR_H_SHIFT, out, (size_t)x * C);
     }
 }
 
@@ -198,18 +206,7 @@ KR_AVX2 void kr_horizontal4_u8_avx2(const kr_context *k, const uint8_t *const *s
             a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(_mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p2 + o))), spread), wv));
             a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(_mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p3 + o))), spread), wv));
         }
-        __m256i s01 = _mm256_add_epi32(_mm256_permute2x128_si256(a0, a1, 0x20), _mm256_permute2x128_si256(a0, a1, 0x31));
-        __m256i s23 = _mm256_add_epi32(_mm256_permute2x128_si256(a2, a3, 0x20), _mm256_permute2x128_si256(a2, a3, 0x31));
-        const __m256i round2 = _mm256_broadcastsi128_si256(round);
-        s01 = _mm256_srai_epi32(_mm256_add_epi32(s01, round2), KR_H_SHIFT - KR_SOURCE_BITS);
-        s23 = _mm256_srai_epi32(_mm256_add_epi32(s23, round2), KR_H_SHIFT - KR_SOURCE_BITS);
-        __m256i words = _mm256_packs_epi32(s01, s23);  // lane 0: rows 0, 2; lane 1: rows 1, 3
-        __m128i lo = _mm256_castsi256_si128(words), hi = _mm256_extracti128_si256(words, 1);
-        const size_t o = (size_t)x * C;
-        _mm_storel_epi64((__m128i *)(out[0] + o), lo);
-        _mm_storel_epi64((__m128i *)(out[2] + o), _mm_unpackhi_epi64(lo, lo));
-        _mm_storel_epi64((__m128i *)(out[1] + o), hi);
-        _mm_storel_epi64((__m128i *)(out[3] + o), _mm_unpackhi_epi64(hi, hi));
+        kr_store4_avx2(a0, a1, a2, a3, round, KR_H_SHIFT - KR_SOURCE_BITS, out, (size_t)x * C);
     }
 }
 

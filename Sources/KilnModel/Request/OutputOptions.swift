@@ -36,6 +36,9 @@ public struct OutputOptions: Sendable, Hashable {
     /// format); nil: the whole animation for animated outputs, the first frame for still ones.
     /// Out of range is a 400 (`PipelineError.frameOutOfRange`); ignored for still sources.
     public var frame: Int?
+    /// `max_bytes:<n>` (`mb`): the encoded result should be at most `n` bytes; JPEG, WebP and AVIF
+    /// lower their quality to fit (`ByteBudget`), other outputs are encoded once. Nil: no budget.
+    public var maxBytes: Int?
 
     public init(format: FormatChoice = .source, quality: Int? = nil) {
         self.format = format
@@ -52,6 +55,7 @@ public struct OutputOptions: Sendable, Hashable {
         if lossless { parts.append("lossless:1") }
         if !strip { parts.append("strip:0") }
         if let frame { parts.append("frame:\(frame)") }
+        if let maxBytes { parts.append("max_bytes:\(maxBytes)") }
         return parts
     }
 

@@ -13,6 +13,8 @@ struct RequestBuilder {
     var expires: Int64?
     /// `cb:` (part of the canonical form).
     var version: String?
+    /// `trim:`, which runs before every other operation wherever the URL writes it.
+    var trim: TrimOptions?
     /// The resize that `w:` and `h:` write into.
     var resizeIndex: Int?
     /// Crops written without a gravity: they take the request's `g:`.
@@ -40,8 +42,17 @@ struct RequestBuilder {
     }
 
     func request(sourcePath: String, maxDimension: Int, maxOperations: Int) throws(SpecError) -> ImageRequest {
-        guard operations.count <= maxOperations else {
-            throw .invalidOption(segment: "\(operations.count) operations", reason: "at most \(maxOperations) operations per request")
+        let count = operations.count + (trim == nil ? 0 : 1)
+        guard count <= maxOperations else {
+            throw .invalidOption(segment: "\(count) operations", reason: "at most \(maxOperations) operations per request")
+        }
+        if let maxBytes = output.maxBytes {
+            // PNG and lossless WebP have no quality to lower (`docs/url-api.md`, Byte budget).
+            if output.lossless || output.format == .format(.png) {
+                throw .invalidOption(segment: "max_bytes:\(maxBytes)",
+                                     reason: "max_bytes needs a lossy output format (jpeg, webp or avif), not "
+                                        + (output.lossless ? "lossless:1" : "png"))
+            }
         }
         func scale(_ v: Int) throws(SpecError) -> Int {
             let scaled = Int((Double(v) * dpr).rounded())
@@ -50,7 +61,7 @@ struct RequestBuilder {
             }
             return scaled
         }
-        var ops: [Operation] = []
+        var ops: [Operation] = trim.map { [.trim($0)] } ?? []
         for (i, op) in operations.enumerated() {
             switch op {
             case .resize(var r):

@@ -124,3 +124,23 @@ def test_png_source_without_format_is_encoded_once_and_judged(client):
     assert r.header("kiln-max-bytes") == "exceeded"
     r, _ = client.image(f"/mb:10000000/w:200/{ALPHA_HD}")
     assert r.header("kiln-max-bytes") == "fit" and encode_desc(r) == {"encodes": "1"}
+
+
+def test_auto_format_searches_the_negotiated_format(client):
+    r, im = client.image(f"/mb:25000/w:800/f:auto/{PHOTO_HD}", headers={"Accept": "image/webp,*/*"})
+    assert im.format == "WEBP" and len(r.body) <= 25000
+    assert r.header("kiln-max-bytes") == "fit" and r.header("vary") == "Accept"
+    assert int(encode_desc(r)["encodes"]) > 1
+
+
+def test_every_encode_counts_in_the_work_budget(make_stack):
+    """The plan counts the encode 6 times: under a work limit that one WebP encode of 3 MP fits
+    and six do not, the URL with mb: is a 413 naming the limit, the same URL without it a 200."""
+    s = make_stack(workers=1, extra_args=["--set", "limits.max_request_work=150"])
+    c = s.client()
+    plain = c.get(f"/w:2000/f:webp/{PHOTO_12MP}")
+    assert plain.status == 200, plain.describe()
+    r = c.get(f"/mb:50000/w:2000/f:webp/{PHOTO_12MP}")
+    assert r.status == 413, r.describe()
+    assert_plain_error(r)
+    assert b"limits.max_request_work" in r.body

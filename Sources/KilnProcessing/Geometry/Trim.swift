@@ -36,19 +36,28 @@ public struct Trim: ImageProcessing, Sendable, Hashable {
         } else {
             px[0..<c].map(Int.init)
         }
+        // Each channel's accepted range, as bytes: a pixel is border when every channel is in it.
         let t = options.threshold
-        let r0 = reference[0], r1 = reference[1], r2 = reference[2], r3 = c == 4 ? reference[3] : 0
-        func isBorder(_ x: Int, _ y: Int) -> Bool {
-            let i = (y * w + x) * c
+        let low = reference.map { UInt8(max(0, $0 - t)) }, high = reference.map { UInt8(min(255, $0 + t)) }
+        let l0 = low[0], l1 = low[1], l2 = low[2], h0 = high[0], h1 = high[1], h2 = high[2]
+        let l3 = c == 4 ? low[3] : 0, h3 = c == 4 ? high[3] : 255
+        func isBorder(at i: Int) -> Bool {
             if c == 4 {
-                let a = Int(px[i + 3])
+                let a = px[i + 3]
                 if a == 0 { return true }
-                if abs(a - r3) > t { return false }
+                if a < l3 || a > h3 { return false }
             }
-            return abs(Int(px[i]) - r0) <= t && abs(Int(px[i + 1]) - r1) <= t && abs(Int(px[i + 2]) - r2) <= t
+            let r = px[i], g = px[i + 1], b = px[i + 2]
+            return r >= l0 && r <= h0 && g >= l1 && g <= h1 && b >= l2 && b <= h2
         }
+        func isBorder(_ x: Int, _ y: Int) -> Bool { isBorder(at: (y * w + x) * c) }
         func rowIsBorder(_ y: Int) -> Bool {
-            for x in 0..<w where !isBorder(x, y) { return false }
+            var i = y * w * c
+            let end = i + w * c
+            while i < end {
+                if !isBorder(at: i) { return false }
+                i += c
+            }
             return true
         }
         guard let top = (0..<h).first(where: { !rowIsBorder($0) }) else { return nil }

@@ -8,14 +8,15 @@ import KilnModel
 /// configured default). When it is over the budget, one encode at `minimumQuality` brackets the
 /// answer (over budget there too: the smaller of the two is answered, marked exceeded), then the
 /// bracket narrows by interpolation on the logarithm of the size (leaning towards the end that
-/// has not moved when the other keeps moving, `lean`), at most `maximumEncodes` encodes in all. The answer is the highest
-/// quality found that fits; when the encodes run out first, the quality just above it is at most
-/// the bracket's width away (`ByteBudgetResult.over`). Every encode is planned in the request's
+/// has not moved when the other keeps moving, `lean`), at most `maximumEncodes` encodes in all.
+/// The answer is the highest quality found that fits; when the encodes run out first, the lowest
+/// quality found too large is `ByteBudgetResult.over`. Every encode is planned in the request's
 /// work budget (`RequestCost`: the encode step counts `maximumEncodes` times).
 ///
 /// Other outputs (PNG, lossless, what `f:auto` or the source's format resolves to at render time)
 /// are encoded once and marked by whether they fit; an explicit `f:png` or `lossless:1` with
-/// `max_bytes` is a 400 (`RequestBuilder`), an animated output a 400 (`PipelineError.byteBudgetAnimation`).
+/// `max_bytes` is a 400 (`RequestBuilder`), and so is an animated output
+/// (`PipelineError.byteBudgetAnimation`).
 public enum ByteBudget {
     /// The lowest quality the search tries.
     public static let minimumQuality = 10

@@ -130,3 +130,59 @@ import Testing
         #expect(try parser.parse("/dpr:2/w:10/a.jpg").canonical == parser.parse("/w:20/a.jpg").canonical)
     }
 }
+
+@Suite struct TrimAndByteBudgetParsingTests {
+    let parser = SpecParser()
+
+    @Test func trimIsFirstWhereverItIsWritten() throws {
+        let a = try parser.parse("/w:300/t:10/a.jpg")
+        let b = try parser.parse("/trim:10/rs:300:0:fit/a.jpg")
+        #expect(a.operations.first == .trim(TrimOptions(threshold: 10)))
+        #expect(a.canonical == "trim:10/rs:300:0:fit/-/a.jpg")
+        #expect(a.canonical == b.canonical)
+        #expect(a.leadingResize == nil)   // a full-size decode for the trim
+    }
+
+    @Test(arguments: ["trim:0", "trim:255:ffffff", "trim:10::1:0", "trim:10:00ff00:0:1", "trim:3::1:1"])
+    func trimCanonicalFormsParseToThemselves(option: String) throws {
+        let r = try parser.parse("/\(option)/a.png")
+        #expect(r.canonical == "\(option)/-/a.png")
+        #expect(try parser.parse("/" + r.canonical) == r)
+    }
+
+    @Test func trimSpellingsShareOneForm() throws {
+        #expect(try parser.parse("/t:10:/a.png").canonical == "trim:10/-/a.png")
+        #expect(try parser.parse("/t:10:FFFFFF:0:0/a.png").canonical == "trim:10:ffffff/-/a.png")
+        #expect(try parser.parse("/t:10::1/a.png").canonical == "trim:10::1:0/-/a.png")
+    }
+
+    @Test(arguments: ["/t:256/a.png", "/t:-1/a.png", "/t/a.png", "/t:x/a.png", "/t:1:fff/a.png", "/t:1::2/a.png",
+                      "/t:1:ffffff:0:0:0/a.png", "/t:1/t:2/a.png"])
+    func badTrimIsRefused(path: String) {
+        #expect(throws: SpecError.self) { try parser.parse(path) }
+    }
+
+    @Test func maxBytesIsPartOfTheIdentity() throws {
+        let r = try parser.parse("/mb:20000/w:300/f:webp/a.jpg")
+        #expect(r.output.maxBytes == 20000)
+        #expect(r.canonical == "rs:300:0:fit/f:webp/max_bytes:20000/-/a.jpg")
+        #expect(try parser.parse("/" + r.canonical) == r)
+        #expect(r.canonical != (try parser.parse("/w:300/f:webp/a.jpg")).canonical)
+        #expect(try parser.parse("/max_bytes:5/a.png").output.maxBytes == 5)   // PNG source: decided at render
+    }
+
+    @Test(arguments: ["/mb:0/a.jpg", "/mb:-1/a.jpg", "/mb:100000001/a.jpg", "/mb:1k/a.jpg", "/mb/a.jpg",
+                      "/mb:1000/f:png/a.jpg", "/f:webp/ll:1/mb:1000/a.jpg"])
+    func badMaxBytesIsRefused(path: String) {
+        #expect(throws: SpecError.self) { try parser.parse(path) }
+    }
+
+    @Test func policyKnowsTheNewNames() throws {
+        #expect(SpecParser.operationName("t") == "trim")
+        #expect(SpecParser.operationName("mb") == nil)
+        #expect(SpecParser.canonicalOptionName("mb") == "max_bytes")
+        let policy = OptionPolicy(allowedOperations: ["resize"])
+        #expect(throws: PolicyError.self) { try policy.check(segment: "t:10") }
+        try policy.check(segment: "mb:1000")
+    }
+}

@@ -30,6 +30,7 @@ import Testing
             .pad(Padding(top: 1, right: 2, bottom: 3, left: 4)), .circle(background: nil), .circle(background: .white),
             .rounded(radius: 4), .blur(sigma: 1.5), .sharpen(sigma: 1), .grayscale, .sepia, .tint(.black),
             .brightness(10), .contrast(-10), .saturation(20), .rotate(degrees: 90), .flip(.both),
+            .trim(TrimOptions(threshold: 10)), .trim(TrimOptions(threshold: 0, color: .white, equalHorizontal: true, equalVertical: true)),
         ]
         let image = PixelStats.photoLike(width: 24, height: 16)
         for op in ops {

@@ -20,7 +20,27 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32
         if let request = try? parser.parse(text, isDecoded: isDecoded) {
             precondition(!request.sourcePath.isEmpty, "a request without a source path")
             precondition(request.operations.count <= parser.maxOperations, "more operations than the limit")
+            // trim is first; trim: and max_bytes: spell a canonical form that parses back to them
+            // (custom operations' identifiers are no URL spelling: such requests are skipped).
+            precondition(!request.operations.dropFirst().contains(where: isTrim), "trim is not the first operation")
+            if (request.output.maxBytes != nil || request.operations.contains(where: isTrim)),
+               !request.operations.contains(where: isCustom), request.canonical.utf8.count < parser.maxPathBytes {
+                let again = try? parser.parse("/" + request.canonical, isDecoded: true)
+                precondition(again?.operations.first(where: isTrim) == request.operations.first(where: isTrim),
+                             "trim does not re-parse to itself")
+                precondition(again?.output.maxBytes == request.output.maxBytes, "max_bytes does not re-parse to itself")
+            }
         }
     }
     return 0
+}
+
+private func isTrim(_ operation: Operation) -> Bool {
+    if case .trim = operation { return true }
+    return false
+}
+
+private func isCustom(_ operation: Operation) -> Bool {
+    if case .custom = operation { return true }
+    return false
 }

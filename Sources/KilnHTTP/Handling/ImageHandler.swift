@@ -81,7 +81,7 @@ public final class ImageHandler: RequestHandling {
                 timeline.mark("pipeline")
                 throw error
             }
-            for phase in result.timeline.phases { timeline.add(phase.name, milliseconds: phase.milliseconds) }
+            for phase in result.timeline.phases { timeline.add(phase) }
             response = self.response(for: result, imageRequest, provenance, request)
         } catch {
             let mapped = ErrorMapping.map(error)
@@ -128,6 +128,7 @@ public final class ImageHandler: RequestHandling {
             (HeaderName.xCache, image.outcome.headerValue),
         ]
         if varies(imageRequest) { headers.append((HeaderName.vary, "Accept")) }
+        if let fits = image.fitsByteBudget { headers.append((HeaderName.kilnMaxBytes, fits ? "fit" : "exceeded")) }
         var response: HTTPResponse
         // A 304 carries what the 200 would, but the body's own fields (RFC 9110 §15.4.5): ETag,
         // Last-Modified, Cache-Control, Vary.

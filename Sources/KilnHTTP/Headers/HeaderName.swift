@@ -23,6 +23,8 @@ public enum HeaderName {
     public static let serverTiming = own("Server-Timing")
     public static let timingAllowOrigin = own("Timing-Allow-Origin")
     public static let cdnCacheControl = own("CDN-Cache-Control")
+    /// `fit` or `exceeded`: answers of `max_bytes:<n>` requests (`PipelineResult.fitsByteBudget`).
+    public static let kilnMaxBytes = own("Kiln-Max-Bytes")
 
     /// The lowercase keys of the request headers Kiln reads.
     public enum Request {

@@ -39,7 +39,8 @@ public struct ImageRequest: Sendable, Hashable {
         return parts.joined(separator: "/")
     }
 
-    /// The first resize, used by decoders to shrink on load.
+    /// The first resize, used by decoders to shrink on load: nil when another step comes first
+    /// (`trim` is always first, so a trimmed request decodes at full size).
     public var leadingResize: ResizeOptions? {
         if case .resize(let r)? = operations.first { return r }
         return nil

@@ -3,6 +3,9 @@
 /// Operations are plain data; `KilnProcessing` turns each into an `ImageProcessing` value.
 /// `canonical` is the step's part of the cache key: everything that changes pixels is in it.
 public enum Operation: Sendable, Hashable {
+    /// `trim:<threshold>[:<colour>[:<eh>:<ev>]]` (`t`): cuts uniform borders. Always the first
+    /// operation, wherever the URL writes it (`RequestBuilder`).
+    case trim(TrimOptions)
     /// `rs:<w>:<h>[:fit|fill|force]`, `w:`, `h:`; `g:` anchors the crop of `fill`.
     case resize(ResizeOptions)
     /// `crop:<w>:<h>[:<gravity>]` or `crop:<w>:<h>:<x>:<y>`.
@@ -56,6 +59,7 @@ public enum Operation: Sendable, Hashable {
     /// (`bg:`) are spelled once, with the output options.
     public var canonical: String {
         switch self {
+        case .trim(let t): t.canonical
         case .resize(let r): r.canonical
         case .crop(let c): c.canonical
         case .pad(let p): "pad:\(p.top):\(p.right):\(p.bottom):\(p.left)"

@@ -44,6 +44,9 @@ public struct OutputOptions: Sendable, Hashable {
     public var placeholders = false
     /// `blurhash:<x>:<y>` (`bh`): BlurHash components for `f:blurhash` and `f:json/ph:1`; nil: 4 × 3.
     public var blurhash: BlurHashComponents?
+    /// `max_bytes:<n>` (`mb`): the encoded result should be at most `n` bytes; JPEG, WebP and AVIF
+    /// lower their quality to fit (`ByteBudget`), other outputs are encoded once. Nil: no budget.
+    public var maxBytes: Int?
 
     public init(format: FormatChoice = .source, quality: Int? = nil) {
         self.format = format
@@ -62,6 +65,7 @@ public struct OutputOptions: Sendable, Hashable {
         if lossless { parts.append("lossless:1") }
         if !strip { parts.append("strip:0") }
         if let frame { parts.append("frame:\(frame)") }
+        if let maxBytes { parts.append("max_bytes:\(maxBytes)") }
         return parts
     }
 

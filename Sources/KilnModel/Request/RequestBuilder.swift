@@ -15,6 +15,8 @@ struct RequestBuilder {
     var expires: Int64?
     /// `cb:` (part of the canonical form).
     var version: String?
+    /// `trim:`, which runs before every other operation wherever the URL writes it.
+    var trim: TrimOptions?
     /// The resize that `w:` and `h:` write into.
     var resizeIndex: Int?
     /// Crops written without a gravity: they take the request's `g:`.
@@ -46,9 +48,17 @@ struct RequestBuilder {
     }
 
     func request(sourcePath: String, maxDimension: Int, maxOperations: Int) throws(SpecError) -> ImageRequest {
-        let count = operations.count + watermarks.count
+        let count = operations.count + watermarks.count + (trim == nil ? 0 : 1)
         guard count <= maxOperations else {
             throw .invalidOption(segment: "\(count) operations", reason: "at most \(maxOperations) operations per request")
+        }
+        if let maxBytes = output.maxBytes {
+            // PNG and lossless WebP have no quality to lower (`docs/url-api.md`, Byte budget).
+            if output.lossless || output.format == .format(.png) {
+                throw .invalidOption(segment: "max_bytes:\(maxBytes)",
+                                     reason: "max_bytes needs a lossy output format (jpeg, webp or avif), not "
+                                        + (output.lossless ? "lossless:1" : "png"))
+            }
         }
         func scale(_ v: Int) throws(SpecError) -> Int {
             let scaled = Int((Double(v) * dpr).rounded())
@@ -58,7 +68,7 @@ struct RequestBuilder {
             return scaled
         }
         let output = try documentOutput()
-        var ops: [Operation] = []
+        var ops: [Operation] = trim.map { [.trim($0)] } ?? []
         for (i, op) in operations.enumerated() {
             switch op {
             case .resize(var r):
@@ -104,7 +114,7 @@ struct RequestBuilder {
         if let c = output.blurhash, document == .thumbhash || (document == .json && !output.placeholders) {
             throw .invalidOption(segment: "blurhash:\(c.x):\(c.y)", reason: "applies to f:blurhash and f:json/placeholders:1 only")
         }
-        if document != .json, let first = operations.first {
+        if document != .json, let first = trim.map({ Operation.trim($0) }) ?? operations.first {
             throw .invalidOption(segment: first.canonical, reason: "f:\(document.rawValue) describes the source image and takes no processing step")
         }
         var kept = OutputOptions()

@@ -6,6 +6,9 @@ extension SpecParser {
     /// underflows would divide 0 by 0 and paint the image black.
     public static let minimumSigma = 0.1
 
+    /// The largest `max_bytes:` (100 MB; `limits.max_output_bytes` caps every result anyway).
+    public static let maxBytesLimit = 100_000_000
+
     /// Applies one segment; false when the segment is not an option (the path starts here).
     func parseOption(_ segment: String, into b: inout RequestBuilder, presetDepth: Int) throws(SpecError) -> Bool {
         let fields = segment.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
@@ -52,6 +55,17 @@ extension SpecParser {
             guard a.count != 3 else { throw a.invalid("takes 1, 2 or 4 values (all; vertical:horizontal; top:right:bottom:left)") }
             let (t, r, bo, l) = a.count == 1 ? (v[0], v[0], v[0], v[0]) : a.count == 2 ? (v[0], v[1], v[0], v[1]) : (v[0], v[1], v[2], v[3])
             b.append(.pad(Padding(top: t, right: r, bottom: bo, left: l)))
+        case "trim", "t":
+            try a.arity(1...4)
+            guard b.trim == nil else { throw a.invalid("given twice") }
+            var trim = TrimOptions(threshold: try a.int(0, "threshold", 0...255))
+            if a.count >= 2, !a[1].isEmpty { trim.color = try a.color(1) }
+            if a.count >= 3 { trim.equalHorizontal = try a.flag(2, "equal_h") }
+            if a.count >= 4 { trim.equalVertical = try a.flag(3, "equal_v") }
+            b.trim = trim
+        case "max_bytes", "mb":
+            try a.arity(1...1)
+            b.output.maxBytes = try a.int(0, "max_bytes", 1...Self.maxBytesLimit)
         case "background", "bg":
             try a.arity(1...1)
             b.output.background = try a.color(0)
@@ -220,6 +234,7 @@ extension SpecParser {
         add(["rotate", "rot"], "rotate", operation: "rotate")
         add(["flip"], "flip", operation: "flip")
         add(["watermark", "wm"], "watermark", operation: "watermark")
+        add(["trim", "t"], "trim", operation: "trim")
         add(["enlarge", "el"], "enlarge", operation: nil)
         add(["gravity", "g"], "gravity", operation: nil)
         add(["dpr"], "dpr", operation: nil)
@@ -233,6 +248,7 @@ extension SpecParser {
         add(["progressive", "pg"], "progressive", operation: nil)
         add(["lossless", "ll"], "lossless", operation: nil)
         add(["strip"], "strip", operation: nil)
+        add(["max_bytes", "mb"], "max_bytes", operation: nil)
         add(["preset", "pr"], "preset", operation: nil)
         add(["expires", "exp"], "expires", operation: nil)
         add(["cachebuster", "cb"], "cachebuster", operation: nil)

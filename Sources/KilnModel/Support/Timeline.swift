@@ -5,6 +5,8 @@ public struct Timeline: Sendable {
     public struct Phase: Sendable, Equatable {
         public var name: String
         public var milliseconds: Double
+        /// `Server-Timing`'s `desc` (e.g. the encodes of `max_bytes`); nil: none.
+        public var description: String? = nil
     }
 
     public private(set) var phases: [Phase] = []
@@ -33,12 +35,24 @@ public struct Timeline: Sendable {
         }
     }
 
+    /// Adds `phase` (a phase of another timeline), its description with it.
+    public mutating func add(_ phase: Phase) {
+        add(phase.name, milliseconds: phase.milliseconds)
+        if let d = phase.description { describe(phase.name, d) }
+    }
+
+    /// Sets the description of the phase `name` (sent as `desc`); nothing when there is no such phase.
+    public mutating func describe(_ name: String, _ text: String) {
+        if let i = phases.firstIndex(where: { $0.name == name }) { phases[i].description = text }
+    }
+
     public var totalMilliseconds: Double { phases.reduce(0) { $0 + $1.milliseconds } }
 
-    /// `load;dur=0.12, decode;dur=41.3, ...` (W3C Server-Timing).
+    /// `load;dur=0.12, decode;dur=41.3, encode;dur=9.1;desc="encodes=3 q=62 over=63", ...` (W3C
+    /// Server-Timing; descriptions are Kiln's own words: no quotes or backslashes in them).
     public var serverTimingHeader: String {
         (phases + [Phase(name: "total", milliseconds: totalMilliseconds)])
-            .map { "\($0.name);dur=\(Timeline.format($0.milliseconds))" }
+            .map { "\($0.name);dur=\(Timeline.format($0.milliseconds))" + ($0.description.map { ";desc=\"\($0)\"" } ?? "") }
             .joined(separator: ", ")
     }
 

@@ -1,4 +1,5 @@
 import KilnModel
+import KilnProcessing
 
 /// The animated path of `render`: GIF sources (one frame or many) and animated WebP.
 ///
@@ -51,6 +52,8 @@ extension ImagePipeline {
         let outputFormat = Self.animationOutputFormat(request.output, source: format, accepted: accepted,
                                                       animated: info.frameCount > 1)
         var animate = request.output.frame == nil && info.frameCount > 1 && outputFormat.supportsAnimation
+        // max_bytes searches the quality of one encoded image, not of a stream of frames.
+        if animate, request.output.maxBytes != nil { throw PipelineError.byteBudgetAnimation }
         let frameIndex = request.output.frame ?? 0
         guard frameIndex < info.frameCount else {
             throw PipelineError.frameOutOfRange(requested: frameIndex, count: info.frameCount)
@@ -94,6 +97,7 @@ extension ImagePipeline {
         var sink: (any AnimationSink)?
         var picked: PixelBuffer?
         var frameSize = still.displayedSize
+        var trimBox: TrimBox?
         try observer?.enter(.decode)
         do {
             // A kill while a frame is processed or encoded is the variant's, not the source's.
@@ -102,7 +106,8 @@ extension ImagePipeline {
                     if !animate && frame.index < frameIndex { return true }   // composited only
                     return try marking.outsideDecode {
                         let image = try self.processFrame(frame, request: request, orientation: orientation,
-                                                          iccProfile: info.iccProfile, canvas: still.displayedSize)
+                                                          iccProfile: info.iccProfile, canvas: still.displayedSize,
+                                                          trimBox: &trimBox)
                         guard animate else {
                             picked = image
                             return false
@@ -127,6 +132,7 @@ extension ImagePipeline {
         timeline.mark("process")
 
         let encoded: [UInt8]
+        var budgeted: ByteBudgetResult?
         var size: PixelSize
         var written = outputFormat
         if let sink {
@@ -145,13 +151,17 @@ extension ImagePipeline {
             }
             try observer?.enter(.encode)
             let options = output.encodeOptions(format: written, request: request.output, metadata: nil)
-            encoded = try stages.encoders.encoder(for: written).encode(image, options: options)
+            budgeted = try encode(image, options: options, budget: request.output.maxBytes)   // ByteBudget.swift
+            encoded = budgeted?.data ?? []
             size = image.size
         }
         try checkOutputBytes(encoded)
         timeline.mark("encode")
+        if let budgeted, request.output.maxBytes != nil { timeline.describe("encode", budgeted.timingDescription) }
         observer?.resultEncoded(format: written, bytes: encoded.count)
-        return RenderedImage(data: encoded, format: written, sourceIdentity: opened.identity, size: size, timeline: timeline)
+        var rendered = RenderedImage(data: encoded, format: written, sourceIdentity: opened.identity, size: size, timeline: timeline)
+        rendered.quality = budgeted?.quality
+        return rendered
     }
 
     /// The first limit an animated render of `info` is over, as the error that names it; nil within all.
@@ -172,15 +182,27 @@ extension ImagePipeline {
         return nil
     }
 
+    /// The window `trim` keeps, in frame pixels.
+    typealias TrimBox = (x: Int, y: Int, width: Int, height: Int)
+
     /// One frame through colour conversion, orientation and the request's processors.
+    /// `trim` finds its box on the first frame processed and cuts every later frame to the same
+    /// box (`trimBox`), so that all frames keep one size.
     func processFrame(_ frame: AnimationFrame, request: ImageRequest, orientation: Int, iccProfile: [UInt8]?,
-                      canvas: PixelSize) throws -> PixelBuffer {
+                      canvas: PixelSize, trimBox: inout TrimBox?) throws -> PixelBuffer {
         var image = frame.buffer
         if let iccProfile { image = stages.colorConverter.convertToSRGB(image, profile: iccProfile) }
         if orientation != 1 { image = stages.orienter.orient(image, exifOrientation: orientation) }
         var logical = canvas
         for operation in request.operations {
             try observer?.enter(.process, detail: "\(operation.identifier) frame \(frame.index)")
+            if case .trim(let options) = operation {
+                let box = trimBox ?? Trim(options).box(in: image) ?? (0, 0, image.width, image.height)
+                trimBox = box
+                image = Crop.cut(image, x: box.x, y: box.y, width: box.width, height: box.height)
+                logical = image.size
+                continue
+            }
             let context = ProcessingContext(logicalSize: logical, maxOutputPixels: limits.maxOutputPixels)
             image = try stages.processors.processor(for: operation).process(image, context: context)
             logical = image.size

@@ -95,12 +95,16 @@ extension ImagePipeline {
 
         try observer?.enter(.encode)
         let encodeOptions = output.encodeOptions(format: outputFormat, request: request.output, metadata: decoded.metadata)
-        let encoded = try stages.encoders.encoder(for: outputFormat).encode(image, options: encodeOptions)
+        let budgeted = try encode(image, options: encodeOptions, budget: request.output.maxBytes)   // ByteBudget.swift
+        let encoded = budgeted.data
         try checkOutputBytes(encoded)
         timeline.mark("encode")
+        if request.output.maxBytes != nil { timeline.describe("encode", budgeted.timingDescription) }
         observer?.resultEncoded(format: outputFormat, bytes: encoded.count)
-        return RenderedImage(data: encoded, format: outputFormat, sourceIdentity: opened.identity,
-                             size: image.size, timeline: timeline)
+        var rendered = RenderedImage(data: encoded, format: outputFormat, sourceIdentity: opened.identity,
+                                     size: image.size, timeline: timeline)
+        rendered.quality = budgeted.quality
+        return rendered
     }
 
     /// Runs `body`; with `source` (rendering through the caches) its failure is a `SourceFault`:

@@ -49,8 +49,10 @@ public final class ImagePipeline {
         guard let cache else {
             do {
                 let rendered = try render(request, from: opened, accepted: accepted)
-                return PipelineResult(image: CachedImage(rendered, sourcePath: request.sourcePath),
-                                      outcome: .miss, timeline: rendered.timeline)
+                var result = PipelineResult(image: CachedImage(rendered, sourcePath: request.sourcePath),
+                                            outcome: .miss, timeline: rendered.timeline)
+                result.noteByteBudget(request, quality: rendered.quality)
+                return result
             } catch {
                 throw PipelineFailure(error)
             }
@@ -59,20 +61,24 @@ public final class ImagePipeline {
         let sourceKey = CacheKey.sourceFailures(sourcePath: request.sourcePath, identity: opened.identity)
         timeline.mark("key")
         var renderTimeline: Timeline?
+        var quality: Int?
         let started = Timeline.now()
         let (image, outcome) = try cache.fetch(key, source: sourceKey, observer: observer) {
             let rendered = try render(request, from: opened, accepted: accepted, source: sourceKey)
             renderTimeline = rendered.timeline
+            quality = rendered.quality
             return CachedImage(rendered, sourcePath: request.sourcePath)
         }
         let elapsed = Double(Timeline.now() - started) / 1_000_000
         if let renderTimeline {
-            for phase in renderTimeline.phases { timeline.add(phase.name, milliseconds: phase.milliseconds) }
+            for phase in renderTimeline.phases { timeline.add(phase) }
             timeline.add("store", milliseconds: max(0, elapsed - renderTimeline.totalMilliseconds))
         } else {
             timeline.add(outcome == .coalesced ? "wait" : "cache", milliseconds: elapsed)
         }
-        return PipelineResult(image: image, outcome: outcome, timeline: timeline)
+        var result = PipelineResult(image: image, outcome: outcome, timeline: timeline)
+        result.noteByteBudget(request, quality: quality)
+        return result
     }
 
     /// A request reached this worker now: its remote reads must end before its render deadline

@@ -114,6 +114,9 @@ public struct PipelineFailure: Error, Sendable, Equatable {
                           + "this result is \(size.width)x\(size.height)")
             case let .frameOutOfRange(requested, count):
                 self.init(.invalidRequest, "bad option 'frame:\(requested)': the image has \(count) frame\(count == 1 ? "" : "s") (0...\(count - 1))")
+            case .byteBudgetAnimation:
+                self.init(.invalidRequest, "max_bytes works on still images and this result is an animation: "
+                          + "add frame:<n> for one frame, or drop max_bytes")
             }
         case let e as BudgetExcess:
             self.init(.tooLarge, e.message)

@@ -10,6 +10,12 @@ public struct PipelineResult: Sendable {
     /// The phases of this request (`Server-Timing`): the render's phases and `store` for a miss,
     /// `cache` or `wait` otherwise.
     public var timeline: Timeline
+    /// With `max_bytes:<n>`: whether the answer is at most n bytes (false: even the lowest quality
+    /// did not fit, or a PNG/lossless output is larger; `ByteBudget`). Nil without `max_bytes`.
+    /// A function of the bytes and the request, so a cache hit says the same as the render did.
+    public var fitsByteBudget: Bool?
+    /// The quality the `max_bytes` search chose, when this request rendered the result (nil for hits).
+    public var quality: Int?
 
     public var data: [UInt8] { image.data }
     /// The encoded format (nil only for an original, which the pipeline never answers with).
@@ -25,5 +31,13 @@ public struct PipelineResult: Sendable {
         self.image = image
         self.outcome = outcome
         self.timeline = timeline
+    }
+}
+
+extension PipelineResult {
+    /// Sets `fitsByteBudget` from the request's `max_bytes` and `quality` from the render.
+    mutating func noteByteBudget(_ request: ImageRequest, quality: Int?) {
+        fitsByteBudget = request.output.maxBytes.map { image.data.count <= $0 }
+        self.quality = quality
     }
 }

@@ -42,8 +42,8 @@ extension ImageRequest {
             return degrees % 180 == 0 ? input : input.transposed
         case .rounded, .blur, .sharpen, .grayscale, .sepia, .tint, .brightness, .contrast, .saturation, .flip, .watermark:
             return input
-        case .custom:
-            return nil
+        case .custom, .trim:
+            return nil   // trim: the box is found in the pixels (at most the input)
         }
     }
 }

@@ -17,6 +17,8 @@ public struct RenderedImage: Sendable {
     /// Size of the output in pixels.
     public var size: PixelSize
     public var timeline: Timeline
+    /// The quality `max_bytes` chose (`ByteBudget`); nil without a search.
+    public var quality: Int?
 
     public init(data: [UInt8], format: ImageFormat, sourceIdentity: SourceIdentity, size: PixelSize, timeline: Timeline) {
         self.data = data

@@ -18,7 +18,8 @@ import KilnProcessing
 /// | blur | input + output + a float strip and its scratch (`FloatStrips`: vertical strips of at most 16 MiB of floats plus the halo) |
 /// | sharpen | input + output + a float strip, its unblurred copy and the blur's scratch |
 /// | watermark | input + output + the watermark resized for `scale` (bounded by an RGBA buffer of the output's size) |
-/// | encode | input + the encoder's working set and output (`encoderBytesPerPixel`) |
+/// | trim | input + output; work: a scan and a copy (2 passes, the worst case) |
+/// | encode | input + the encoder's working set and output (`encoderBytesPerPixel`); `max_bytes` counts the work `ByteBudget.maximumEncodes` times |
 ///
 /// Calibrated with peak RSS of `kiln process` (release build, minus the 27 MB of a process that
 /// renders a tiny thumbnail) on the 12 MP bench photo (36 MB RGB): `bl:5` 99 MB (model 106; 313 MB
@@ -116,6 +117,10 @@ public struct RequestCost: Sendable, Equatable {
                 let strip = GaussianBlur.stripBytes(size, channels: channels, sigma: sigma)
                 let live = sigma >= SpecParser.minimumSigma ? bytes + outBytes + (isBlur ? 2 : 3) * strip : bytes
                 cost.add(name, live, (isBlur ? 5 : 8) * mp)
+            case .trim:
+                // Worst case: the scan reads every pixel (an image that is border all over),
+                // then the crop copies the box (at most the input).
+                cost.add(name, 2 * bytes, 2 * mp)
             case .circle, .rounded:
                 cost.add(name, bytes + outBytes, 2 * max(mp, outMP))
             case .watermark(let w):
@@ -141,8 +146,11 @@ public struct RequestCost: Sendable, Equatable {
         }
         let lossless = request.output.lossless
         let working = encoderBytesPerPixel(outputFormat, lossless: lossless, channels: channels) * Double(size.width * size.height)
-        cost.add("encode \(outputFormat.displayName)", bytes + Int(working),
-                 encoderWork(outputFormat, lossless: lossless, avifSpeed: output.avifSpeed) * megapixels(size))
+        // max_bytes: up to `ByteBudget.maximumEncodes` encodes, one at a time (`ByteBudget`).
+        let encodes = request.output.maxBytes != nil && ByteBudget.searches(outputFormat, lossless: lossless)
+            ? ByteBudget.maximumEncodes : 1
+        cost.add("encode \(outputFormat.displayName)" + (encodes > 1 ? " x\(encodes) (max_bytes)" : ""), bytes + Int(working),
+                 Double(encodes) * encoderWork(outputFormat, lossless: lossless, avifSpeed: output.avifSpeed) * megapixels(size))
         return cost
     }
 

@@ -19,6 +19,7 @@ public struct ProcessorFactory: Sendable {
     /// The processor that carries out `operation`.
     public func processor(for operation: Operation) -> any ImageProcessing {
         switch operation {
+        case .trim(let options): Trim(options)
         case .resize(let options): Resize(options)
         case .crop(let options): Crop(options)
         case .pad(let padding): Pad(padding)

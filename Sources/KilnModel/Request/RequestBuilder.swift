@@ -13,6 +13,8 @@ struct RequestBuilder {
     var expires: Int64?
     /// `cb:` (part of the canonical form).
     var version: String?
+    /// `filename:` and `attachment:` (kept out of the canonical form).
+    var download = DownloadOptions()
     /// The resize that `w:` and `h:` write into.
     var resizeIndex: Int?
     /// Crops written without a gravity: they take the request's `g:`.
@@ -72,6 +74,7 @@ struct RequestBuilder {
                 ops.append(op)
             }
         }
-        return ImageRequest(sourcePath: sourcePath, operations: ops, output: output, autorotate: autorotate, expires: expires, version: version)
+        return ImageRequest(sourcePath: sourcePath, operations: ops, output: output, autorotate: autorotate, expires: expires, version: version,
+                            download: download)
     }
 }

@@ -25,6 +25,8 @@ public enum HeaderName {
     public static let serverTiming = own("Server-Timing")
     public static let timingAllowOrigin = own("Timing-Allow-Origin")
     public static let cdnCacheControl = own("CDN-Cache-Control")
+    /// Says that a fallback image was answered, and for which failure class (`FallbackImages`).
+    public static let kilnFallback = own("Kiln-Fallback")
 
     /// The lowercase keys of the request headers Kiln reads.
     public enum Request {

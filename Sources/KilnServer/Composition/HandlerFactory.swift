@@ -19,7 +19,8 @@ public struct HandlerFactory: Sendable {
     /// Runs in the master before any worker starts (and on SIGHUP): throw to refuse the settings
     /// (a missing root, a bad preset).
     public func validate(_ configuration: KilnConfiguration) throws(ConfigError) {
-        _ = try configuration.pipeline(processors: processors.addingSleepProcessor(if: configuration.debug.sleepProcessor)).makePipeline()
+        let pipeline = try configuration.pipeline(processors: processors.addingSleepProcessor(if: configuration.debug.sleepProcessor)).makePipeline()
+        try configuration.fallback.validate(with: pipeline)
     }
 
     /// Runs once in each worker, with the master's validated values: the image handler, or the
@@ -34,6 +35,7 @@ public struct HandlerFactory: Sendable {
             sharedState: RecordLockFile.attach(fd: Master.sharedStateWorkerFD, name: Master.sharedStateName))
         return try makeImageHandler(pipeline: pipeline, cache: configuration.cache, http: configuration.http,
                                     security: configuration.security, allowLists: configuration.allowLists,
+                                    fallback: configuration.fallback,
                                     renderTimeout: configuration.workerLimits.renderTimeout, logger: logger)
     }
 
@@ -42,6 +44,7 @@ public struct HandlerFactory: Sendable {
         try makeImageHandler(pipeline: configuration.pipeline(processors: processors.addingSleepProcessor(if: configuration.debug.sleepProcessor)),
                              cache: configuration.cache, http: configuration.http,
                              security: configuration.security, allowLists: configuration.allowLists,
+                             fallback: configuration.fallback,
                              renderTimeout: configuration.workerLimits.renderTimeout, logger: logger)
     }
 
@@ -51,9 +54,11 @@ public struct HandlerFactory: Sendable {
     public func makeImageHandler(pipeline: PipelineConfiguration, cache: CacheConfiguration,
                                  http: HTTPConfiguration, security: SecurityConfiguration = SecurityConfiguration(),
                                  allowLists: AllowListConfiguration = AllowListConfiguration(),
+                                 fallback: FallbackConfiguration = FallbackConfiguration(),
                                  renderTimeout: Double = 0, logger: Logger) throws -> ImageHandler {
         ImageHandler(pipeline: try pipeline.makePipeline(cache: cache, renderTimeout: renderTimeout, logger: logger),
-                     gate: RequestGate(security: security, allowLists: allowLists, parser: pipeline.parser), http: http, logger: logger)
+                     gate: RequestGate(security: security, allowLists: allowLists, parser: pipeline.parser), http: http,
+                     fallbacks: fallback.images, logger: logger)
     }
 
     /// `kiln process input spec output`: renders one file with the pipeline, without a server or

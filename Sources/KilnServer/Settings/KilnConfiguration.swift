@@ -21,6 +21,7 @@ public struct KilnConfiguration: Sendable, Equatable {
     public var output = OutputConfiguration()
     public var presets = PresetConfiguration()
     public var http = HTTPConfiguration()
+    public var fallback = FallbackConfiguration()
     public var cache = CacheConfiguration()
     public var debug = DebugConfiguration()
 
@@ -29,7 +30,7 @@ public struct KilnConfiguration: Sendable, Equatable {
     public static let catalog = SettingsCatalog(
         settings: ServerConfiguration.settings + LogConfiguration.settings + SourceConfiguration.settings + OriginConfiguration.settings
             + LimitsConfiguration.settings + WorkerLimitsConfiguration.settings + AllowListConfiguration.settings
-            + SecurityConfiguration.settings + HTTPConfiguration.settings + OutputConfiguration.settings
+            + SecurityConfiguration.settings + HTTPConfiguration.settings + FallbackConfiguration.settings + OutputConfiguration.settings
             + CacheConfiguration.settings + DebugConfiguration.settings,
         freeSections: [PresetConfiguration.section])
 
@@ -52,6 +53,7 @@ public struct KilnConfiguration: Sendable, Equatable {
         output = try OutputConfiguration(values)
         presets = PresetConfiguration(values)
         http = try HTTPConfiguration(values)
+        fallback = try FallbackConfiguration(values)
         cache = try CacheConfiguration(values)
         debug = try DebugConfiguration(values)
     }

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import SetupError, assert_plain_error, sign_path
-from stack import KilnStack
+from helpers import assert_plain_error, sign_path
+from stack import running_stack
 
 K1 = "943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881"
 S1 = "520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5"
@@ -19,34 +19,14 @@ LISTS = ["--set", "limits.allowed_widths=80, 40,160", "--set", "limits.allowed_h
          "--set", f"security.keys={K1}", "--set", f"security.salts={S1}", "--set", "security.allow_unsigned=true"]
 
 
-def start(root, policy: str) -> KilnStack:
-    s = KilnStack(root=root, workers=1, extra_args=LISTS + ["--set", f"limits.allowed_policy={policy}"])
-    try:
-        return s.start()
-    except SetupError as e:
-        s.stop(check=False)
-        s.cleanup()
-        pytest.fail(str(e), pytrace=False)
-
-
 @pytest.fixture(scope="module")
 def refusing(root):
-    s = start(root, "refuse")
-    yield s
-    try:
-        assert s.stop() == 0, s.logs()
-    finally:
-        s.cleanup()
+    yield from running_stack(root=root, workers=1, extra_args=LISTS + ["--set", "limits.allowed_policy=refuse"])
 
 
 @pytest.fixture(scope="module")
 def snapping(root):
-    s = start(root, "snap")
-    yield s
-    try:
-        assert s.stop() == 0, s.logs()
-    finally:
-        s.cleanup()
+    yield from running_stack(root=root, workers=1, extra_args=LISTS + ["--set", "limits.allowed_policy=snap"])
 
 
 def test_refuse_names_the_key_and_the_values(refusing):

@@ -6,36 +6,21 @@ import re
 
 import pytest
 
-from helpers import SetupError, assert_plain_error
-from stack import KilnStack
+from helpers import assert_plain_error
+from stack import running_stack
 
 IMG = "pillow_hopper.jpg"
 ORIGIN = "https://a.example"
 
 
-def running(root, *args: str):
-    s = KilnStack(root=root, workers=1, extra_args=list(args))
-    try:
-        s.start()
-    except SetupError as e:
-        s.stop(check=False)
-        s.cleanup()
-        pytest.fail(str(e), pytrace=False)
-    try:
-        yield s
-        assert s.stop() == 0, s.logs()
-    finally:
-        s.cleanup()
-
-
 @pytest.fixture(scope="module")
 def listed(root):
-    yield from running(root, "--set", f"http.allow_origin={ORIGIN}, http://localhost:8080")
+    yield from running_stack(root=root, workers=1, extra_args=["--set", f"http.allow_origin={ORIGIN}, http://localhost:8080"])
 
 
 @pytest.fixture(scope="module")
 def everyone(root):
-    yield from running(root, "--set", "http.allow_origin=*")
+    yield from running_stack(root=root, workers=1, extra_args=["--set", "http.allow_origin=*"])
 
 
 def disposition(r) -> tuple[str, str, str | None]:

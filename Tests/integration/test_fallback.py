@@ -6,14 +6,13 @@ image replace the fallback) and its fallback file in a folder outside the root.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 
 import pytest
 from PIL import Image
 
-from helpers import KILN_BIN, SetupError, assert_plain_error
-from stack import KilnStack
+from helpers import KILN_BIN, assert_plain_error
+from stack import running_stack
 
 RED, BLUE = (220, 20, 20), (20, 40, 220)
 
@@ -40,18 +39,7 @@ def files(tmp_path_factory):
 
 
 def running(root, *args: str):
-    s = KilnStack(root=root, workers=1, extra_args=list(args))
-    try:
-        s.start()
-    except SetupError as e:
-        s.stop(check=False)
-        s.cleanup()
-        pytest.fail(str(e), pytrace=False)
-    try:
-        yield s
-        assert s.stop() == 0, s.logs()
-    finally:
-        s.cleanup()
+    return running_stack(root=root, workers=1, extra_args=list(args))
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +147,7 @@ def test_a_fallback_broken_at_request_time_gives_the_plain_error(tmp_path):
         assert r.status == 404 and r.header("kiln-fallback") is None
         assert_plain_error(r)
     finally:
-        gen.close()
+        next(gen, None)   # stops the stack (the master must exit 0)
 
 
 @pytest.mark.parametrize("what", ["missing", "undecodable"])

@@ -44,8 +44,10 @@ def running(root, *args: str):
 
 @pytest.fixture(scope="module")
 def kept(files):
+    """With a disk cache too: the fallback's entries go there under their own keys."""
     root, fb = files
-    yield from running(root, "--set", f"fallback.image={fb / 'missing.png'}")
+    (root.parent / "cache").mkdir()
+    yield from running(root, "--set", f"fallback.image={fb / 'missing.png'}", "--set", f"cache.disk_path={root.parent / 'cache'}")
 
 
 @pytest.fixture(scope="module")

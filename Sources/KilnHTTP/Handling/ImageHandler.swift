@@ -12,15 +12,18 @@ public final class ImageHandler: RequestHandling {
     let pipeline: ImagePipeline
     let gate: RequestGate
     let http: HTTPConfiguration
+    /// Images answered in place of a missing or broken source (`[fallback]`).
+    let fallbacks: FallbackImages
     let logger: Logger
     /// Unix seconds now (tests move it).
     let now: @Sendable () -> Int64
 
-    public init(pipeline: ImagePipeline, gate: RequestGate, http: HTTPConfiguration, logger: Logger,
-                now: @escaping @Sendable () -> Int64 = { WallClock.seconds() }) {
+    public init(pipeline: ImagePipeline, gate: RequestGate, http: HTTPConfiguration, fallbacks: FallbackImages = FallbackImages(),
+                logger: Logger, now: @escaping @Sendable () -> Int64 = { WallClock.seconds() }) {
         self.pipeline = pipeline
         self.gate = gate
         self.http = http
+        self.fallbacks = fallbacks
         self.logger = logger
         self.now = now
     }
@@ -52,6 +55,12 @@ public final class ImageHandler: RequestHandling {
     /// answer carries its reason for the access line (`AccessLog`), which is the only place it is
     /// logged.
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        var response = answer(request)
+        CORSPolicy(allowOrigin: http.allowOrigin).apply(to: &response, origin: request.headers[HeaderName.Request.origin])
+        return response
+    }
+
+    func answer(_ request: HTTPRequest) -> HTTPResponse {
         guard request.method == "GET" || request.method == "HEAD" else {
             var r = errorResponse(405, "method \(request.method) not allowed; use GET or HEAD")
             r.headers.append((HeaderName.allow, "GET, HEAD"))
@@ -74,15 +83,16 @@ public final class ImageHandler: RequestHandling {
                 throw error
             }
             timeline.mark("spec")
-            let result: PipelineResult
+            let accepted = FormatNegotiation(accept: request.headers[HeaderName.Request.accept], offered: http.autoFormats)
             do {
-                result = try pipeline.image(for: imageRequest, accepted: FormatNegotiation(accept: request.headers[HeaderName.Request.accept], offered: http.autoFormats))
+                let result = try pipeline.image(for: imageRequest, accepted: accepted)
+                for phase in result.timeline.phases { timeline.add(phase) }
+                response = self.response(for: result, imageRequest, provenance, request)
             } catch {
                 timeline.mark("pipeline")
-                throw error
+                guard let answer = fallback(for: error, imageRequest, accepted, provenance, request, &timeline) else { throw error }
+                response = answer
             }
-            for phase in result.timeline.phases { timeline.add(phase) }
-            response = self.response(for: result, imageRequest, provenance, request)
         } catch {
             let mapped = ErrorMapping.map(error)
             response = errorResponse(mapped.status, mapped.message)
@@ -115,13 +125,40 @@ public final class ImageHandler: RequestHandling {
         return lastModified <= ims
     }
 
+    /// The fallback answer to a failure of the pipeline (`FallbackImages`): the request rendered
+    /// from the fallback file of the failure's class, with the failure's status (or 200), a short
+    /// `Cache-Control`, `Kiln-Fallback` and never a 304. Nil when the failure has no fallback, or
+    /// when the fallback itself fails: the original error is answered then.
+    func fallback(for error: any Error, _ imageRequest: ImageRequest, _ accepted: FormatNegotiation,
+                  _ provenance: RequestGate.Provenance, _ request: HTTPRequest, _ timeline: inout Timeline) -> HTTPResponse? {
+        guard let (kind, file) = fallbacks.substitute(for: error) else { return nil }
+        let result: PipelineResult
+        do {
+            result = try pipeline.image(for: imageRequest, accepted: accepted, substitute: file)
+        } catch {
+            timeline.mark("fallback")
+            logger.warning("fallback image \(file.path) failed: \(ErrorMapping.map(error).logMessage)")
+            return nil
+        }
+        for phase in result.timeline.phases { timeline.add(phase) }
+        let failed = ErrorMapping.map(error)
+        var response = self.response(for: result, imageRequest, provenance, request, fallback: kind)
+        response.status = fallbacks.status(failed: failed.status)
+        response.reason = "fallback (\(kind.rawValue)) for: \(failed.logMessage)"
+        return response
+    }
+
     func response(for image: PipelineResult, _ imageRequest: ImageRequest, _ provenance: RequestGate.Provenance,
-                  _ request: HTTPRequest) -> HTTPResponse {
+                  _ request: HTTPRequest, fallback: FallbackImages.Class? = nil) -> HTTPResponse {
         var headers: [(String, String)] = [
             (HeaderName.contentType, image.contentType),
             (HeaderName.contentLength, String(image.data.count)),
         ]
-        headers += cachePolicy.headers(for: imageRequest, provenance: provenance, now: now())
+        if let fallback {
+            headers += [(HeaderName.cacheControl, fallbacks.cacheControl), (HeaderName.kilnFallback, fallback.rawValue)]
+        } else {
+            headers += cachePolicy.headers(for: imageRequest, provenance: provenance, now: now())
+        }
         headers += [
             (HeaderName.eTag, image.etag),
             (HeaderName.lastModified, HTTPDate.format(secondsSinceEpoch: image.sourceModified)),
@@ -129,11 +166,12 @@ public final class ImageHandler: RequestHandling {
         ]
         if varies(imageRequest) { headers.append((HeaderName.vary, "Accept")) }
         if let fits = image.fitsByteBudget { headers.append((HeaderName.kilnMaxBytes, fits ? "fit" : "exceeded")) }
+        headers.append((HeaderName.contentDisposition, ContentDisposition.value(for: imageRequest, format: image.format)))
         var response: HTTPResponse
         // A 304 carries what the 200 would, but the body's own fields (RFC 9110 §15.4.5): ETag,
         // Last-Modified, Cache-Control, Vary.
-        if notModified(request, etag: image.etag, lastModified: image.sourceModified) {
-            headers.removeAll { $0.0 == "Content-Type" || $0.0 == "Content-Length" }
+        if fallback == nil, notModified(request, etag: image.etag, lastModified: image.sourceModified) {
+            headers.removeAll { $0.0 == HeaderName.contentType || $0.0 == HeaderName.contentLength || $0.0 == HeaderName.contentDisposition }
             response = HTTPResponse(status: 304, headers: headers)
         } else {
             response = HTTPResponse(status: 200, headers: headers, body: image.data)

@@ -46,6 +46,15 @@ public final class ImagePipeline {
             throw PipelineFailure(error)
         }
         if stages.sourceActivity?.count != fetchesBefore { timeline.mark("fetch") }
+        return try image(for: request, opened: opened, accepted: accepted, timeline: timeline)
+    }
+
+    /// The image for `request` rendered from `opened` (the source the request names, or a
+    /// substitute: `ImagePipeline+Substitute.swift`), through the caches; `timeline` holds the
+    /// phases so far.
+    func image(for request: ImageRequest, opened: any OpenedSource, accepted: FormatNegotiation,
+               timeline: Timeline) throws(PipelineFailure) -> PipelineResult {
+        var timeline = timeline
         guard let cache else {
             do {
                 let rendered = try render(request, from: opened, accepted: accepted)

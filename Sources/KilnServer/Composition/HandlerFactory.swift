@@ -19,7 +19,8 @@ public struct HandlerFactory: Sendable {
     /// Runs in the master before any worker starts (and on SIGHUP): throw to refuse the settings
     /// (a missing root, a bad preset).
     public func validate(_ configuration: KilnConfiguration) throws(ConfigError) {
-        _ = try configuration.pipeline(processors: processors.addingSleepProcessor(if: configuration.debug.sleepProcessor)).makePipeline()
+        let pipeline = try configuration.pipeline(processors: processors.addingSleepProcessor(if: configuration.debug.sleepProcessor)).makePipeline()
+        try configuration.fallback.validate(with: pipeline)
     }
 
     /// Runs once in each worker, with the master's validated values: the image handler, or the
@@ -33,16 +34,18 @@ public struct HandlerFactory: Sendable {
             processors: processors.addingSleepProcessor(if: configuration.debug.sleepProcessor),
             sharedState: RecordLockFile.attach(fd: Master.sharedStateWorkerFD, name: Master.sharedStateName))
         return try makeImageHandler(pipeline: pipeline, cache: configuration.cache, http: configuration.http,
-                                    security: configuration.security, renderTimeout: configuration.workerLimits.renderTimeout,
-                                    logger: logger)
+                                    security: configuration.security, allowLists: configuration.allowLists,
+                                    fallback: configuration.fallback,
+                                    renderTimeout: configuration.workerLimits.renderTimeout, logger: logger)
     }
 
     /// `makeImageHandler(pipeline:cache:http:logger:)` with the sections of `configuration`.
     public func makeImageHandler(_ configuration: KilnConfiguration, _ logger: Logger) throws -> ImageHandler {
         try makeImageHandler(pipeline: configuration.pipeline(processors: processors.addingSleepProcessor(if: configuration.debug.sleepProcessor)),
                              cache: configuration.cache, http: configuration.http,
-                             security: configuration.security, renderTimeout: configuration.workerLimits.renderTimeout,
-                             logger: logger)
+                             security: configuration.security, allowLists: configuration.allowLists,
+                             fallback: configuration.fallback,
+                             renderTimeout: configuration.workerLimits.renderTimeout, logger: logger)
     }
 
     /// The image handler of a worker, also used by `kiln warm` (one per thread): the standard
@@ -50,9 +53,12 @@ public struct HandlerFactory: Sendable {
     /// `renderTimeout` is announced in render locks (waiters keep waiting within it).
     public func makeImageHandler(pipeline: PipelineConfiguration, cache: CacheConfiguration,
                                  http: HTTPConfiguration, security: SecurityConfiguration = SecurityConfiguration(),
+                                 allowLists: AllowListConfiguration = AllowListConfiguration(),
+                                 fallback: FallbackConfiguration = FallbackConfiguration(),
                                  renderTimeout: Double = 0, logger: Logger) throws -> ImageHandler {
         ImageHandler(pipeline: try pipeline.makePipeline(cache: cache, renderTimeout: renderTimeout, logger: logger),
-                     gate: RequestGate(security: security, parser: pipeline.parser), http: http, logger: logger)
+                     gate: RequestGate(security: security, allowLists: allowLists, parser: pipeline.parser), http: http,
+                     fallbacks: fallback.images, logger: logger)
     }
 
     /// `kiln process input spec output`: renders one file with the pipeline, without a server or

@@ -15,7 +15,7 @@ struct SrcsetCommand: ParsableCommand {
         commandName: "srcset",
         abstract: "Print an <img> tag (or JSON) with src, srcset and sizes: kiln srcset photos/cat.jpg --widths 320,640,960",
         discussion: """
-        Each width gives the URL /[<signature>/][pr:<preset>/]w:<width>/[<options>/]<path>, the path's \
+        Each width gives the URL /[<signature>/][exp:<time>/][pr:<preset>/]w:<width>/[<options>/]<path>, the path's \
         segments percent-encoded (every byte but A-Z a-z 0-9 - . _ ~), with a '-' segment before the path \
         when its first segment could be read as an option (it holds a ':' or is a bare name such as 'photos'). Every URL is parsed with the configured \
         presets and limits first (a bad one exits 2 naming it). src is the widest URL. --sign signs each \
@@ -50,7 +50,7 @@ struct SrcsetCommand: ParsableCommand {
     @Option(help: ArgumentHelp("With --sign: an expiry, a duration from now (30s, 10m, 1h, 7d) or a unix time.", valueName: "when"))
     var expires: String?
 
-    @Flag(help: "Print JSON ({\"src\", \"srcset\", \"sizes\", \"urls\": [{\"width\", \"url\"}]}) instead of the tag.")
+    @Flag(help: "Print JSON ({\"src\", \"srcset\", \"sizes\", \"alt\", \"urls\": [{\"width\", \"url\"}]}) instead of the tag.")
     var json = false
 
     @OptionGroup var options: SettingsOptions

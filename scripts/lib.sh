@@ -26,9 +26,11 @@ KILN_APT_PACKAGES=(
 #   and HEIC sources of test_avif_heic.py and decode its AVIF output a second time;
 # - chromium, chromium-driver and a font: the demo page's headless-browser test
 #   (test_demo_page.py, Selenium) and its screenshot;
-# - gifsicle, webp: GIFs made and animated WebP read back by the animation test (test_animation.py).
+# - gifsicle, webp: GIFs made and animated WebP read back by the animation test (test_animation.py);
+# - nodejs: `node --test` for the front-end loaders of integrations/ (test_integrations.py).
 KILN_TEST_APT_PACKAGES=(
     iproute2 apache2 lighttpd libjpeg-turbo-progs libavif-bin libheif-examples chromium chromium-driver fonts-dejavu-core gifsicle webp
+    nodejs
 )
 
 kiln_log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

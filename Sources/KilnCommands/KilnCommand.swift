@@ -15,7 +15,7 @@ public struct KilnCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "kiln",
         abstract: "A server-side image pipeline behind nginx (FastCGI).",
-        subcommands: [Serve.self, WorkerCommand.self, ProcessCommand.self, CacheCommand.self, WarmCommand.self, SignCommand.self, HealthCommand.self, ConfigCommand.self, VersionCommand.self, BenchResampleCommand.self, BenchPlanCommand.self])
+        subcommands: [Serve.self, WorkerCommand.self, ProcessCommand.self, CacheCommand.self, WarmCommand.self, SignCommand.self, SrcsetCommand.self, HealthCommand.self, ConfigCommand.self, VersionCommand.self, BenchResampleCommand.self, BenchPlanCommand.self])
 }
 
 /// Options shared by `serve`, `worker`, `process`, `cache`, `warm` and `config dump`. Each named

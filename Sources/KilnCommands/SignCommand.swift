@@ -29,20 +29,8 @@ struct SignCommand: ParsableCommand {
     @OptionGroup var options: SettingsOptions
 
     func run() throws {
-        let configuration: KilnConfiguration
-        do {
-            let values = try ConfigurationLoader(catalog: KilnConfiguration.catalog).load(file: options.config, environment: ConfigurationLoader.processEnvironment(),
-                                                        overrides: try options.overrides())
-            configuration = try KilnConfiguration(values)
-        } catch {
-            Diagnostics.fail("invalid configuration: \(error)")
-            throw ExitCode(2)
-        }
-        let signature = configuration.security.urlSignature
-        guard !signature.keys.isEmpty else {
-            Diagnostics.fail("no signing key: set security.keys and security.salts (or security.key_file and security.salt_file)")
-            throw ExitCode(2)
-        }
+        let configuration = try SignCommand.configuration(options)
+        let signature = try SignCommand.signature(configuration)
         guard path.hasPrefix("/"), !path.contains("?") else {
             Diagnostics.fail("the path must start with / and have no query string: \(path)")
             throw ExitCode(2)
@@ -63,6 +51,28 @@ struct SignCommand: ParsableCommand {
         }
         guard let out = signature.sign(signed) else { throw ExitCode(2) }
         Output.line(out)
+    }
+
+    /// The settings `kiln serve` would read (file, environment, flags); exit 2 naming the problem.
+    static func configuration(_ options: SettingsOptions) throws -> KilnConfiguration {
+        do {
+            let values = try ConfigurationLoader(catalog: KilnConfiguration.catalog).load(file: options.config, environment: ConfigurationLoader.processEnvironment(),
+                                                        overrides: try options.overrides())
+            return try KilnConfiguration(values)
+        } catch {
+            Diagnostics.fail("invalid configuration: \(error)")
+            throw ExitCode(2)
+        }
+    }
+
+    /// The configured signer; exit 2 when no key is configured.
+    static func signature(_ configuration: KilnConfiguration) throws -> URLSignature {
+        let signature = configuration.security.urlSignature
+        guard !signature.keys.isEmpty else {
+            Diagnostics.fail("no signing key: set security.keys and security.salts (or security.key_file and security.salt_file)")
+            throw ExitCode(2)
+        }
+        return signature
     }
 
     /// `1h` → now + 3600; `1700000000` → itself (a plain number of at least 10 digits is a time,

@@ -52,6 +52,12 @@ public final class ImageHandler: RequestHandling {
     /// answer carries its reason for the access line (`AccessLog`), which is the only place it is
     /// logged.
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        var response = answer(request)
+        CORSPolicy(allowOrigin: http.allowOrigin).apply(to: &response, origin: request.headers[HeaderName.Request.origin])
+        return response
+    }
+
+    func answer(_ request: HTTPRequest) -> HTTPResponse {
         guard request.method == "GET" || request.method == "HEAD" else {
             var r = errorResponse(405, "method \(request.method) not allowed; use GET or HEAD")
             r.headers.append((HeaderName.allow, "GET, HEAD"))
@@ -74,9 +80,10 @@ public final class ImageHandler: RequestHandling {
                 throw error
             }
             timeline.mark("spec")
+            let accepted = FormatNegotiation(accept: request.headers[HeaderName.Request.accept], offered: http.autoFormats)
             let result: PipelineResult
             do {
-                result = try pipeline.image(for: imageRequest, accepted: FormatNegotiation(accept: request.headers[HeaderName.Request.accept], offered: http.autoFormats))
+                result = try pipeline.image(for: imageRequest, accepted: accepted)
             } catch {
                 timeline.mark("pipeline")
                 throw error
@@ -128,11 +135,12 @@ public final class ImageHandler: RequestHandling {
             (HeaderName.xCache, image.outcome.headerValue),
         ]
         if varies(imageRequest) { headers.append((HeaderName.vary, "Accept")) }
+        headers.append((HeaderName.contentDisposition, ContentDisposition.value(for: imageRequest, format: image.format)))
         var response: HTTPResponse
         // A 304 carries what the 200 would, but the body's own fields (RFC 9110 §15.4.5): ETag,
         // Last-Modified, Cache-Control, Vary.
         if notModified(request, etag: image.etag, lastModified: image.sourceModified) {
-            headers.removeAll { $0.0 == "Content-Type" || $0.0 == "Content-Length" }
+            headers.removeAll { $0.0 == HeaderName.contentType || $0.0 == HeaderName.contentLength || $0.0 == HeaderName.contentDisposition }
             response = HTTPResponse(status: 304, headers: headers)
         } else {
             response = HTTPResponse(status: 200, headers: headers, body: image.data)

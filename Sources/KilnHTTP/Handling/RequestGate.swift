@@ -11,19 +11,26 @@ import KilnModel
 ///   (decoded here, segment by segment), never nginx's decoded and normalised `DOCUMENT_URI`,
 ///   which the signature does not cover.
 /// - Without keys: today's paths (`DOCUMENT_URI`), a leading `unsafe` segment removed.
+///
+/// A request that is neither trusted nor signed then meets the size and quality allow-lists
+/// (`limits.allowed_*`, `VariantAllowList`): refused, or snapped in the request itself, before
+/// the pipeline derives its cache key.
 public struct RequestGate: Sendable {
     public var signature: URLSignature
     public var policy: OptionPolicy
+    public var allowList: VariantAllowList
     public var parser: SpecParser
 
-    public init(signature: URLSignature = URLSignature(), policy: OptionPolicy = OptionPolicy(), parser: SpecParser) {
+    public init(signature: URLSignature = URLSignature(), policy: OptionPolicy = OptionPolicy(),
+                allowList: VariantAllowList = VariantAllowList(), parser: SpecParser) {
         self.signature = signature
         self.policy = policy
+        self.allowList = allowList
         self.parser = parser
     }
 
-    public init(security: SecurityConfiguration, parser: SpecParser) {
-        self.init(signature: security.urlSignature, policy: security.optionPolicy, parser: parser)
+    public init(security: SecurityConfiguration, allowLists: AllowListConfiguration = AllowListConfiguration(), parser: SpecParser) {
+        self.init(signature: security.urlSignature, policy: security.optionPolicy, allowList: allowLists.allowList, parser: parser)
     }
 
     /// How a request got in: nginx's trusted rewrite, a verified signature, or neither.
@@ -52,7 +59,9 @@ public struct RequestGate: Sendable {
         }
         let parsed = signature.keys.isEmpty ? RequestGate.droppingUnsafe(path) : path
         try parser.check(policy, path: parsed, isDecoded: decoded)
-        return (try parser.parse(parsed, isDecoded: decoded), verified.kind == .signed ? .signed : .unsigned)
+        let imageRequest = try parser.parse(parsed, isDecoded: decoded)
+        if verified.kind == .signed { return (imageRequest, .signed) }
+        return (try allowList.apply(to: imageRequest), .unsigned)
     }
 
     /// `/unsafe/rest` to `/rest`; other paths unchanged.

@@ -18,6 +18,8 @@ public enum HeaderName {
     public static let retryAfter = HTTPField.Name.retryAfter.rawName
     public static let xContentTypeOptions = HTTPField.Name.xContentTypeOptions.rawName
     public static let accept = HTTPField.Name.accept.rawName
+    public static let contentDisposition = HTTPField.Name.contentDisposition.rawName
+    public static let accessControlAllowOrigin = HTTPField.Name.accessControlAllowOrigin.rawName
     public static let xCache = own("X-Cache")
     public static let xRequestID = own("X-Request-Id")
     public static let serverTiming = own("Server-Timing")
@@ -29,6 +31,7 @@ public enum HeaderName {
         public static let accept = HTTPField.Name.accept.canonicalName
         public static let ifNoneMatch = HTTPField.Name.ifNoneMatch.canonicalName
         public static let ifModifiedSince = HTTPField.Name.ifModifiedSince.canonicalName
+        public static let origin = HTTPField.Name.origin.canonicalName
         public static let xRequestID = HTTPField.Name(HeaderName.xRequestID)!.canonicalName
     }
 

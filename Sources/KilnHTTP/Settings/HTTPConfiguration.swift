@@ -17,6 +17,8 @@ public struct HTTPConfiguration: ConfigSection, Equatable {
     public var serverTiming = Key.serverTiming.defaultValue
     /// `Timing-Allow-Origin` of every image answer; empty: not sent.
     public var timingAllowOrigin = Key.timingAllowOrigin.defaultValue
+    /// `Access-Control-Allow-Origin` (`CORSPolicy`): `*`, origins, or empty (off).
+    public var allowOrigin = Key.allowOrigin.defaultValue
 
     /// The formats `f:auto` may answer with, best first (`FormatNegotiation`); handed to the
     /// pipeline as `OutputConfiguration.autoFormats`.
@@ -39,6 +41,12 @@ public struct HTTPConfiguration: ConfigSection, Equatable {
             "http.timing_allow_origin", default: "", expected: "origins such as * or https://example.com (one line)",
             doc: "`Timing-Allow-Origin` (e.g. `*`) so browsers' Resource Timing reads `Server-Timing` cross-origin; empty: not sent",
             check: { v in !v.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } })
+        public static let allowOrigin = Setting<[String]>.custom(
+            "http.allow_origin", default: [], type: "origin list",
+            expected: "* or origins such as https://example.com,https://www.example.com separated by commas, or empty",
+            doc: "`Access-Control-Allow-Origin` of every answer, for images drawn on a canvas or used by WebGL: `*`, or "
+                + "origins matched exactly against the request's `Origin` (that origin is answered, with `Vary: Origin`); empty: not sent",
+            parse: { CORSPolicy.parse($0) }, format: { $0.joined(separator: ",") })
         public static let autoFormats = Setting<[ImageFormat]>.custom(
             "http.auto_formats", default: FormatNegotiation.defaultOffered, type: "format list",
             expected: "a comma-separated list of avif and webp, best first (e.g. avif,webp), or empty",
@@ -66,6 +74,7 @@ public struct HTTPConfiguration: ConfigSection, Equatable {
         ConfigField(Key.errorCacheControl) { $0.errorCacheControl = $1 },
         ConfigField(Key.serverTiming) { $0.serverTiming = $1 },
         ConfigField(Key.timingAllowOrigin) { $0.timingAllowOrigin = $1 },
+        ConfigField(Key.allowOrigin) { $0.allowOrigin = $1 },
         ConfigField(Key.autoFormats) { $0.autoFormats = $1 },
     ]
 

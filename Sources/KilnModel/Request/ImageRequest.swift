@@ -14,15 +14,20 @@ public struct ImageRequest: Sendable, Hashable {
     /// changes nothing in the image but is part of `canonical`, so a new token is a new variant
     /// under a new URL, and a URL that carries one may be answered `immutable` (`http.immutable`).
     public var version: String?
+    /// `filename:` and `attachment:` (`Content-Disposition`). Not part of `canonical`: they change
+    /// headers, not bytes.
+    public var download: DownloadOptions
 
     public init(sourcePath: String, operations: [Operation] = [], output: OutputOptions = OutputOptions(),
-                autorotate: Bool = true, expires: Int64? = nil, version: String? = nil) {
+                autorotate: Bool = true, expires: Int64? = nil, version: String? = nil,
+                download: DownloadOptions = DownloadOptions()) {
         self.sourcePath = sourcePath
         self.operations = operations
         self.output = output
         self.autorotate = autorotate
         self.expires = expires
         self.version = version
+        self.download = download
     }
 
     /// One spelling for every way of writing the same request: aliases expanded, defaults made

@@ -15,6 +15,8 @@ struct RequestBuilder {
     var expires: Int64?
     /// `cb:` (part of the canonical form).
     var version: String?
+    /// `filename:` and `attachment:` (kept out of the canonical form).
+    var download = DownloadOptions()
     /// The resize that `w:` and `h:` write into.
     var resizeIndex: Int?
     /// Crops written without a gravity: they take the request's `g:`.
@@ -85,7 +87,8 @@ struct RequestBuilder {
             w.y = try scale(w.y)
             ops.append(.watermark(w))
         }
-        return ImageRequest(sourcePath: sourcePath, operations: ops, output: output, autorotate: autorotate, expires: expires, version: version)
+        return ImageRequest(sourcePath: sourcePath, operations: ops, output: output, autorotate: autorotate, expires: expires, version: version,
+                            download: download)
     }
 
     /// The output options, checked for the document kinds: `placeholders:1` belongs to `f:json`,

@@ -179,6 +179,17 @@ extension SpecParser {
                     || c == UInt8(ascii: "-") || c == UInt8(ascii: "~")
             }) else { throw a.invalid("must be 1 to 64 letters, digits, '.', '_', '-' or '~'") }
             b.version = a[0]
+        case "filename", "fn":
+            // Everything after the first colon, colons included: the name is free text.
+            let name = String(segment.dropFirst(fields[0].count + 1))
+            guard !name.isEmpty else { throw a.invalid("missing file name") }
+            guard name.utf8.count <= DownloadOptions.maxFilenameBytes else {
+                throw a.invalid("file name longer than \(DownloadOptions.maxFilenameBytes) bytes")
+            }
+            b.download.filename = name
+        case "attachment", "att":
+            try a.arity(1...1)
+            b.download.attachment = try a.flag(0, "attachment")
         default:
             let name = fields[0]
             if let resolver = customResolver, let custom = try resolver(name, a.args) {
@@ -236,6 +247,8 @@ extension SpecParser {
         add(["preset", "pr"], "preset", operation: nil)
         add(["expires", "exp"], "expires", operation: nil)
         add(["cachebuster", "cb"], "cachebuster", operation: nil)
+        add(["filename", "fn"], "filename", operation: nil)
+        add(["attachment", "att"], "attachment", operation: nil)
         return table
     }()
 

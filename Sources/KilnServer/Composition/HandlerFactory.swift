@@ -33,16 +33,16 @@ public struct HandlerFactory: Sendable {
             processors: processors.addingSleepProcessor(if: configuration.debug.sleepProcessor),
             sharedState: RecordLockFile.attach(fd: Master.sharedStateWorkerFD, name: Master.sharedStateName))
         return try makeImageHandler(pipeline: pipeline, cache: configuration.cache, http: configuration.http,
-                                    security: configuration.security, renderTimeout: configuration.workerLimits.renderTimeout,
-                                    logger: logger)
+                                    security: configuration.security, allowLists: configuration.allowLists,
+                                    renderTimeout: configuration.workerLimits.renderTimeout, logger: logger)
     }
 
     /// `makeImageHandler(pipeline:cache:http:logger:)` with the sections of `configuration`.
     public func makeImageHandler(_ configuration: KilnConfiguration, _ logger: Logger) throws -> ImageHandler {
         try makeImageHandler(pipeline: configuration.pipeline(processors: processors.addingSleepProcessor(if: configuration.debug.sleepProcessor)),
                              cache: configuration.cache, http: configuration.http,
-                             security: configuration.security, renderTimeout: configuration.workerLimits.renderTimeout,
-                             logger: logger)
+                             security: configuration.security, allowLists: configuration.allowLists,
+                             renderTimeout: configuration.workerLimits.renderTimeout, logger: logger)
     }
 
     /// The image handler of a worker, also used by `kiln warm` (one per thread): the standard
@@ -50,9 +50,10 @@ public struct HandlerFactory: Sendable {
     /// `renderTimeout` is announced in render locks (waiters keep waiting within it).
     public func makeImageHandler(pipeline: PipelineConfiguration, cache: CacheConfiguration,
                                  http: HTTPConfiguration, security: SecurityConfiguration = SecurityConfiguration(),
+                                 allowLists: AllowListConfiguration = AllowListConfiguration(),
                                  renderTimeout: Double = 0, logger: Logger) throws -> ImageHandler {
         ImageHandler(pipeline: try pipeline.makePipeline(cache: cache, renderTimeout: renderTimeout, logger: logger),
-                     gate: RequestGate(security: security, parser: pipeline.parser), http: http, logger: logger)
+                     gate: RequestGate(security: security, allowLists: allowLists, parser: pipeline.parser), http: http, logger: logger)
     }
 
     /// `kiln process input spec output`: renders one file with the pipeline, without a server or

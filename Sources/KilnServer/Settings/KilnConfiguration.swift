@@ -16,6 +16,7 @@ public struct KilnConfiguration: Sendable, Equatable {
     public var origins = OriginConfiguration()
     public var limits = LimitsConfiguration()
     public var workerLimits = WorkerLimitsConfiguration()
+    public var allowLists = AllowListConfiguration()
     public var security = SecurityConfiguration()
     public var output = OutputConfiguration()
     public var presets = PresetConfiguration()
@@ -28,7 +29,8 @@ public struct KilnConfiguration: Sendable, Equatable {
     /// `kiln config dump`, the table and `kiln.example.toml` all come from here.
     public static let catalog = SettingsCatalog(
         settings: ServerConfiguration.settings + LogConfiguration.settings + SourceConfiguration.settings + OriginConfiguration.settings
-            + LimitsConfiguration.settings + WorkerLimitsConfiguration.settings + SecurityConfiguration.settings + HTTPConfiguration.settings + OutputConfiguration.settings
+            + LimitsConfiguration.settings + WorkerLimitsConfiguration.settings + AllowListConfiguration.settings
+            + SecurityConfiguration.settings + HTTPConfiguration.settings + OutputConfiguration.settings
             + CacheConfiguration.settings + DebugConfiguration.settings,
         freeSections: [PresetConfiguration.section, WatermarkConfiguration.section])
 
@@ -45,6 +47,7 @@ public struct KilnConfiguration: Sendable, Equatable {
         origins = try OriginConfiguration(values)
         limits = try LimitsConfiguration(values)
         workerLimits = try WorkerLimitsConfiguration(values)
+        allowLists = try AllowListConfiguration(values)
         security = try SecurityConfiguration(values)
         try security.resolve(origin: values.origin)
         output = try OutputConfiguration(values)

@@ -34,7 +34,7 @@ public struct HandlerFactory: Sendable {
             sharedState: RecordLockFile.attach(fd: Master.sharedStateWorkerFD, name: Master.sharedStateName))
         return try makeImageHandler(pipeline: pipeline, cache: configuration.cache, http: configuration.http,
                                     security: configuration.security, allowLists: configuration.allowLists,
-                                    renderTimeout: configuration.workerLimits.renderTimeout, logger: logger)
+                                    adapters: configuration.urlAdapters, renderTimeout: configuration.workerLimits.renderTimeout, logger: logger)
     }
 
     /// `makeImageHandler(pipeline:cache:http:logger:)` with the sections of `configuration`.
@@ -42,7 +42,7 @@ public struct HandlerFactory: Sendable {
         try makeImageHandler(pipeline: configuration.pipeline(processors: processors.addingSleepProcessor(if: configuration.debug.sleepProcessor)),
                              cache: configuration.cache, http: configuration.http,
                              security: configuration.security, allowLists: configuration.allowLists,
-                             renderTimeout: configuration.workerLimits.renderTimeout, logger: logger)
+                             adapters: configuration.urlAdapters, renderTimeout: configuration.workerLimits.renderTimeout, logger: logger)
     }
 
     /// The image handler of a worker, also used by `kiln warm` (one per thread): the standard
@@ -51,9 +51,11 @@ public struct HandlerFactory: Sendable {
     public func makeImageHandler(pipeline: PipelineConfiguration, cache: CacheConfiguration,
                                  http: HTTPConfiguration, security: SecurityConfiguration = SecurityConfiguration(),
                                  allowLists: AllowListConfiguration = AllowListConfiguration(),
+                                 adapters: URLAdapters = URLAdapters(),
                                  renderTimeout: Double = 0, logger: Logger) throws -> ImageHandler {
         ImageHandler(pipeline: try pipeline.makePipeline(cache: cache, renderTimeout: renderTimeout, logger: logger),
-                     gate: RequestGate(security: security, allowLists: allowLists, parser: pipeline.parser), http: http, logger: logger)
+                     gate: RequestGate(security: security, allowLists: allowLists, adapters: adapters, parser: pipeline.parser),
+                     http: http, logger: logger)
     }
 
     /// `kiln process input spec output`: renders one file with the pipeline, without a server or

@@ -295,3 +295,33 @@ def test_browser_loads_pages_of_adapted_urls(root, capsys):
             assert not exchanges(events, base + n1080)
     finally:
         stop(s)
+
+
+def test_absolute_source_urls_read_configured_origins_only(root):
+    """An absolute source URL under `source.origins` is that origin's source, shared with the native
+    URL naming it (no second fetch); any other host is a 400 and is never asked."""
+    from test_remote import HOPPER, Origin
+    origin = Origin()
+    s = start(root, *ON, "--set", f"source.origins=origin-a=http://127.0.0.1:{origin.port}/",
+              "--set", "source.allowed_networks=127.0.0.1")
+    try:
+        c = s.client()
+        base = f"http://127.0.0.1:{origin.port}/"
+        for adapted_url, native in ((next_url(base + HOPPER, 64), f"/w:64/q:75/f:auto/origin-a/{HOPPER}"),
+                                    (f"/cdn-cgi/image/width=32/{base}{HOPPER}", f"/w:32/origin-a/{HOPPER}")):
+            a = c.get(adapted_url, {"Accept": "image/webp"})
+            assert a.status == 200 and a.header("x-cache") == "MISS", f"{adapted_url}: {a.describe()}"
+            b = c.get(native, {"Accept": "image/webp"})
+            assert (b.header("x-cache") or "").startswith("HIT"), (b.status, b.header("x-cache"), b.header("etag"), a.header("etag"))
+            assert b.body == a.body and b.header("etag") == a.header("etag")
+        # One fetch per variant (no original cache here), none for the twins.
+        assert origin.counts[HOPPER] == 2, origin.counts
+        for url in (next_url(f"http://127.0.0.2:{origin.port}/{HOPPER}", 64),
+                    next_url(f"http://127.0.0.1:{origin.port + 1}/{HOPPER}", 64),
+                    f"/cdn-cgi/image/width=32/http://localhost:{origin.port}/{HOPPER}"):
+            r = c.get(url)
+            assert r.status == 400 and "not under a configured origin" in r.body.decode(), f"{url}: {r.describe()}"
+        assert sum(origin.counts.values()) == 2, origin.counts
+    finally:
+        stop(s)
+        origin.stop()

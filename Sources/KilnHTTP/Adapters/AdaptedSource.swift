@@ -58,6 +58,24 @@ enum AdaptedSource {
         return parts.joined(separator: "/")
     }
 
+    /// A foreign width, height and fit as Kiln's resize: `rs:<w>:<h>:<mode>` with both sizes,
+    /// `w:`/`h:` with one, then `el:1` when the foreign mode enlarges; nothing without a size (a fit
+    /// without one is refused: it would change nothing). `sizes` names the parameters for messages.
+    static func resize(width w: Int?, height h: Int?, mode: String, enlarge: Bool, fitGiven: Bool,
+                       adapter: String, sizes: String) throws(AdapterError) -> [String] {
+        var options: [String]
+        switch (w, h) {
+        case (nil, nil):
+            guard !fitGiven else { throw AdapterError(adapter, "fit needs \(sizes)") }
+            return []
+        case let (w?, h?): options = ["rs:\(w):\(h):\(mode)"]
+        case let (w?, nil): options = ["w:\(w)"]
+        case let (nil, h?): options = ["h:\(h)"]
+        }
+        if enlarge { options.append("el:1") }
+        return options
+    }
+
     /// A whole number of decimal digits (at most 6) in `range`, for sizes and qualities: no sign,
     /// no exponent, no fraction, so nothing but digits ever reaches a native option.
     static func integer(_ value: String, _ name: String, _ range: ClosedRange<Int>, adapter: String) throws(AdapterError) -> Int {

@@ -115,17 +115,8 @@ public struct CloudflareAdapter: URLAdapter {
         case "pad": throw AdapterError(name, "not supported: 'fit=pad' (Kiln pads by amounts, not to a box; use fit=contain)")
         default: throw AdapterError(name, "fit=\(fit.prefix(20)) must be scale-down, contain, cover or crop")
         }
-        var options: [String]
-        switch (w, h) {
-        case (nil, nil):
-            guard p["fit"] == nil else { throw AdapterError(name, "fit needs width or height") }
-            return []
-        case let (w?, h?): options = ["rs:\(w):\(h):\(mode)"]
-        case let (w?, nil): options = ["w:\(w)"]
-        case let (nil, h?): options = ["h:\(h)"]
-        }
-        if enlarge { options.append("el:1") }
-        return options
+        return try AdaptedSource.resize(width: w, height: h, mode: mode, enlarge: enlarge, fitGiven: p["fit"] != nil,
+                                        adapter: name, sizes: "width or height")
     }
 
     /// Cloudflare's gravity as Kiln's `g:` argument.

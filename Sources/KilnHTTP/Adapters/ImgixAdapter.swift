@@ -87,17 +87,8 @@ public struct ImgixAdapter: URLAdapter {
         case "scale": (mode, enlarge) = ("force", true)
         case let other: throw AdapterError(name, "fit=\(other.prefix(20)) not supported (clip, max, crop, min or scale)")
         }
-        var options: [String]
-        switch (w, h) {
-        case (nil, nil):
-            guard p["fit"] == nil else { throw AdapterError(name, "fit needs w or h") }
-            return []
-        case let (w?, h?): options = ["rs:\(w):\(h):\(mode)"]
-        case let (w?, nil): options = ["w:\(w)"]
-        case let (nil, h?): options = ["h:\(h)"]
-        }
-        if enlarge { options.append("el:1") }
-        return options
+        return try AdaptedSource.resize(width: w, height: h, mode: mode, enlarge: enlarge, fitGiven: p["fit"] != nil,
+                                        adapter: name, sizes: "w or h")
     }
 
     /// `crop=top,left` → `nw`; `entropy`/`edges` → `smart`.

@@ -140,6 +140,11 @@ import Testing
 
     @Test func nativeParserErrorsStillApply() {
         let gate = gate()
+        // The whole URL counts towards limits.max_path_bytes before any query is read.
+        let long = "/_next/image?url=%2Fcat.jpg&w=64&q=" + String(repeating: "9", count: 65_536)
+        #expect(throws: SpecError.malformedPath(reason: "URL too long: \(long.utf8.count) bytes, at most 8192")) {
+            try gate.imageRequest(for: self.request(long))
+        }
         // Translated, then refused by the parser's own checks: a 400 (or 403 for a path escape).
         #expect(throws: SpecError.self) { try gate.imageRequest(for: self.request("/_next/image?url=%2F..%2Fetc%2Fpasswd&w=64")) }
         #expect(throws: SpecError.self) { try gate.imageRequest(for: self.request("/cdn-cgi/image/width=20000/cat.jpg")) }

@@ -54,7 +54,13 @@ public struct RequestGate: Sendable {
     /// The parsed request and how it got in (`http.immutable = signed` needs to know).
     public func admit(_ request: HTTPRequest) throws -> (request: ImageRequest, provenance: Provenance) {
         guard request.pathIsUTF8 else { throw SpecError.notUTF8 }
-        if let adapted = try adapters.adapt(request) { return try admit(adapted, trusted: request.isTrusted) }
+        if !adapters.isEmpty {
+            // Before an adapter reads the query: a 64 KB URL costs a length comparison.
+            guard request.uri.utf8.count <= parser.maxPathBytes else {
+                throw SpecError.malformedPath(reason: "URL too long: \(request.uri.utf8.count) bytes, at most \(parser.maxPathBytes)")
+            }
+            if let adapted = try adapters.adapt(request) { return try admit(adapted, trusted: request.isTrusted) }
+        }
         if request.isTrusted {
             let (path, decoded) = request.specPath
             return (try parser.parse(path, isDecoded: decoded), .trusted)

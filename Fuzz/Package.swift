@@ -21,10 +21,11 @@ let harnesses = [
     "FuzzFastCGI",
     "FuzzContainers",
     "FuzzResample",
+    "FuzzURLAdapters",
 ]
 
 /// Harnesses that need more than the `Kiln` library product.
-let extraProducts: [String: String] = ["FuzzFastCGI": "KilnFastCGI", "FuzzURLSignature": "KilnHTTP"]
+let extraProducts: [String: String] = ["FuzzFastCGI": "KilnFastCGI", "FuzzURLSignature": "KilnHTTP", "FuzzURLAdapters": "KilnHTTP"]
 
 let package = Package(
     name: "KilnFuzz",

@@ -22,6 +22,8 @@ public enum ErrorMapping {
             return map(refused)
         case let refused as RequestRefusal:
             return Mapped(status: status(of: refused), message: refused.message, logMessage: refused.message, outcome: nil)
+        case let refused as AdapterError:
+            return map(RequestRefusal.badAdaptedURL(refused.message))
         case let refused as SignatureError:
             return Mapped(status: 403, message: refused.message, logMessage: refused.message, outcome: nil)
         default:
@@ -64,6 +66,8 @@ public enum ErrorMapping {
         // 410, not 403: the link was valid once and will never be again. Clients, caches and
         // CDNs can tell an expired link (ask the page for a fresh one) from a forged one (403).
         case .expired: 410
+        case .adapterNeedsSignature: 403
+        case .badAdaptedURL: 400
         }
     }
 }

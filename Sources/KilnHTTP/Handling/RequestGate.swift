@@ -12,6 +12,10 @@ import KilnModel
 ///   which the signature does not cover.
 /// - Without keys: today's paths (`DOCUMENT_URI`), a leading `unsafe` segment removed.
 ///
+/// - Adapted (`adapters.*`, `URLAdapter`): a foreign URL (`/_next/image?url=…`) translated into
+///   native options and parsed like a native URL; trusted when nginx marks it so, otherwise
+///   unsigned, and refused (403) while URLs must be signed unless `adapters.allow_unsigned`.
+///
 /// A request that is neither trusted nor signed then meets the size and quality allow-lists
 /// (`limits.allowed_*`, `VariantAllowList`): refused, or snapped in the request itself, before
 /// the pipeline derives its cache key.
@@ -20,17 +24,21 @@ public struct RequestGate: Sendable {
     public var policy: OptionPolicy
     public var allowList: VariantAllowList
     public var parser: SpecParser
+    public var adapters: URLAdapters
 
     public init(signature: URLSignature = URLSignature(), policy: OptionPolicy = OptionPolicy(),
-                allowList: VariantAllowList = VariantAllowList(), parser: SpecParser) {
+                allowList: VariantAllowList = VariantAllowList(), adapters: URLAdapters = URLAdapters(), parser: SpecParser) {
         self.signature = signature
         self.policy = policy
         self.allowList = allowList
+        self.adapters = adapters
         self.parser = parser
     }
 
-    public init(security: SecurityConfiguration, allowLists: AllowListConfiguration = AllowListConfiguration(), parser: SpecParser) {
-        self.init(signature: security.urlSignature, policy: security.optionPolicy, allowList: allowLists.allowList, parser: parser)
+    public init(security: SecurityConfiguration, allowLists: AllowListConfiguration = AllowListConfiguration(),
+                adapters: URLAdapters = URLAdapters(), parser: SpecParser) {
+        self.init(signature: security.urlSignature, policy: security.optionPolicy, allowList: allowLists.allowList,
+                  adapters: adapters, parser: parser)
     }
 
     /// How a request got in: nginx's trusted rewrite, a verified signature, or neither.
@@ -46,6 +54,13 @@ public struct RequestGate: Sendable {
     /// The parsed request and how it got in (`http.immutable = signed` needs to know).
     public func admit(_ request: HTTPRequest) throws -> (request: ImageRequest, provenance: Provenance) {
         guard request.pathIsUTF8 else { throw SpecError.notUTF8 }
+        if !adapters.isEmpty {
+            // Before an adapter reads the query: a 64 KB URL costs a length comparison.
+            guard request.uri.utf8.count <= parser.maxPathBytes else {
+                throw SpecError.malformedPath(reason: "URL too long: \(request.uri.utf8.count) bytes, at most \(parser.maxPathBytes)")
+            }
+            if let adapted = try adapters.adapt(request) { return try admit(adapted, trusted: request.isTrusted) }
+        }
         if request.isTrusted {
             let (path, decoded) = request.specPath
             return (try parser.parse(path, isDecoded: decoded), .trusted)
@@ -62,6 +77,19 @@ public struct RequestGate: Sendable {
         let imageRequest = try parser.parse(parsed, isDecoded: decoded)
         if verified.kind == .signed { return (imageRequest, .signed) }
         return (try allowList.apply(to: imageRequest), .unsigned)
+    }
+
+    /// An adapted URL: its native path parsed as nginx's trusted rewrites are, or as an unsigned
+    /// URL (option policy, then the allow-lists), or refused while URLs must be signed.
+    func admit(_ adapted: AdaptedURL, trusted: Bool) throws -> (request: ImageRequest, provenance: Provenance) {
+        let path = adapted.nativePath
+        if trusted { return (try parser.parse(path, isDecoded: true), .trusted) }
+        guard signature.allowUnsigned || adapters.allowUnsigned else {
+            throw RequestRefusal.adapterNeedsSignature(
+                "\(adapted.adapter) URLs carry no signature and URLs must be signed here; set adapters.allow_unsigned = true to accept them")
+        }
+        try parser.check(policy, path: path, isDecoded: true)
+        return (try allowList.apply(to: try parser.parse(path, isDecoded: true)), .unsigned)
     }
 
     /// `/unsafe/rest` to `/rest`; other paths unchanged.

@@ -2,9 +2,9 @@
 ///
 /// Each segment is decoded on its own, so `%2F` cannot create a new segment and `%2e%2e`
 /// is caught as `..`.
-enum PathDecoding {
+public enum PathDecoding {
     /// A NUL (`%00`, or a raw one) is refused: it would end the path at a C boundary.
-    static func decodeSegment(_ raw: Substring) throws(SpecError) -> String {
+    public static func decodeSegment(_ raw: Substring) throws(SpecError) -> String {
         if raw.utf8.contains(0) { throw .malformedPath(reason: "NUL byte (%00) in the path") }
         guard raw.contains("%") else { return String(raw) }
         var bytes: [UInt8] = []

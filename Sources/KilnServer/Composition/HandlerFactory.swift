@@ -35,7 +35,7 @@ public struct HandlerFactory: Sendable {
             sharedState: RecordLockFile.attach(fd: Master.sharedStateWorkerFD, name: Master.sharedStateName))
         return try makeImageHandler(pipeline: pipeline, cache: configuration.cache, http: configuration.http,
                                     security: configuration.security, allowLists: configuration.allowLists,
-                                    fallback: configuration.fallback,
+                                    fallback: configuration.fallback, adapters: configuration.urlAdapters,
                                     renderTimeout: configuration.workerLimits.renderTimeout, logger: logger)
     }
 
@@ -44,7 +44,7 @@ public struct HandlerFactory: Sendable {
         try makeImageHandler(pipeline: configuration.pipeline(processors: processors.addingSleepProcessor(if: configuration.debug.sleepProcessor)),
                              cache: configuration.cache, http: configuration.http,
                              security: configuration.security, allowLists: configuration.allowLists,
-                             fallback: configuration.fallback,
+                             fallback: configuration.fallback, adapters: configuration.urlAdapters,
                              renderTimeout: configuration.workerLimits.renderTimeout, logger: logger)
     }
 
@@ -55,9 +55,10 @@ public struct HandlerFactory: Sendable {
                                  http: HTTPConfiguration, security: SecurityConfiguration = SecurityConfiguration(),
                                  allowLists: AllowListConfiguration = AllowListConfiguration(),
                                  fallback: FallbackConfiguration = FallbackConfiguration(),
+                                 adapters: URLAdapters = URLAdapters(),
                                  renderTimeout: Double = 0, logger: Logger) throws -> ImageHandler {
         ImageHandler(pipeline: try pipeline.makePipeline(cache: cache, renderTimeout: renderTimeout, logger: logger),
-                     gate: RequestGate(security: security, allowLists: allowLists, parser: pipeline.parser), http: http,
+                     gate: RequestGate(security: security, allowLists: allowLists, adapters: adapters, parser: pipeline.parser), http: http,
                      fallbacks: fallback.images, logger: logger)
     }
 

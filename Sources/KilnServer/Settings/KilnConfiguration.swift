@@ -18,6 +18,7 @@ public struct KilnConfiguration: Sendable, Equatable {
     public var workerLimits = WorkerLimitsConfiguration()
     public var allowLists = AllowListConfiguration()
     public var security = SecurityConfiguration()
+    public var adapters = AdapterConfiguration()
     public var output = OutputConfiguration()
     public var presets = PresetConfiguration()
     public var watermarks = WatermarkConfiguration()
@@ -31,7 +32,7 @@ public struct KilnConfiguration: Sendable, Equatable {
     public static let catalog = SettingsCatalog(
         settings: ServerConfiguration.settings + LogConfiguration.settings + SourceConfiguration.settings + OriginConfiguration.settings
             + LimitsConfiguration.settings + WorkerLimitsConfiguration.settings + AllowListConfiguration.settings
-            + SecurityConfiguration.settings + HTTPConfiguration.settings + FallbackConfiguration.settings + OutputConfiguration.settings
+            + SecurityConfiguration.settings + AdapterConfiguration.settings + HTTPConfiguration.settings + FallbackConfiguration.settings + OutputConfiguration.settings
             + CacheConfiguration.settings + DebugConfiguration.settings,
         freeSections: [PresetConfiguration.section, WatermarkConfiguration.section])
 
@@ -51,6 +52,7 @@ public struct KilnConfiguration: Sendable, Equatable {
         allowLists = try AllowListConfiguration(values)
         security = try SecurityConfiguration(values)
         try security.resolve(origin: values.origin)
+        adapters = try AdapterConfiguration(values)
         output = try OutputConfiguration(values)
         presets = PresetConfiguration(values)
         watermarks = WatermarkConfiguration(values)
@@ -58,6 +60,12 @@ public struct KilnConfiguration: Sendable, Equatable {
         fallback = try FallbackConfiguration(values)
         cache = try CacheConfiguration(values)
         debug = try DebugConfiguration(values)
+    }
+
+    /// The URL adapters switched on, with the HTTP origins an absolute source URL may name (an
+    /// S3 origin has no URL a page would write).
+    public var urlAdapters: URLAdapters {
+        adapters.adapters(origins: origins.origins.filter { $0.kind == .http }.map { AdapterOrigin(name: $0.name, baseURL: $0.baseURL) })
     }
 
     /// The pipeline's part, with the build's custom processors and the remote origins (when

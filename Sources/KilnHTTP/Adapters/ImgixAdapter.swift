@@ -1,0 +1,124 @@
+/// imgix's query parameters on a plain source path: `/photos/cat.jpg?w=300&h=200&fit=crop`.
+/// With this adapter on, any query string on a path that no other adapter claims is read as imgix
+/// parameters (Kiln ignores query strings on native URLs otherwise), and the whole path is the
+/// source (no Kiln options in it).
+///
+/// | imgix | Kiln |
+/// | --- | --- |
+/// | `w`, `h` (whole pixels) | `w:`, `h:`, or `rs:<w>:<h>:<mode>` with both |
+/// | `fit=clip` (and no `fit`) / `max` | `fit` + `el:1` / `fit` |
+/// | `fit=crop` / `min` | `fill` + `el:1` / `fill` |
+/// | `fit=scale` | `force` + `el:1` |
+/// | `crop=top,left,…` / `entropy` / `edges` | `g:north`, `g:nw`, … / `g:smart` |
+/// | `fm` = `jpg`, `pjpg`, `png`, `webp`, `avif`, `json`, `blurhash` | `f:jpeg`, `f:jpeg` + `pg:1`, `f:png`, … |
+/// | `auto=format` | `f:auto` |
+/// | `q` (1–100) | `q:` |
+/// | `dpr` (1–4) | `dpr:` |
+/// | `bg` (`rgb`, `rrggbb`, opaque `argb`/`aarrggbb`) | `bg:` |
+/// | `blur` (0–2000) | `bl:<blur ÷ 10>` |
+/// | `flip` (`h`, `v`, `hv`) | `flip:` |
+/// | `rot` (0, 90, 180, 270) | `rot:` |
+/// | `ixlib` | nothing (the client library's version; changes no pixel) |
+///
+/// Everything else is a 400 naming it (`auto=compress`, `crop=faces`, `fit=facearea`, `s` …).
+public struct ImgixAdapter: URLAdapter {
+    public let name = "imgix"
+
+    public init() {}
+
+    static let known: Set<String> = ["w", "h", "fit", "crop", "fm", "q", "dpr", "auto", "bg", "blur", "flip", "rot", "ixlib"]
+
+    public func adapt(path: String, query: String?) throws(AdapterError) -> AdaptedURL? {
+        guard let query, !query.isEmpty else { return nil }
+        let p = try QueryParameters(query, adapter: name)
+        let unknown = p.unknown(ImgixAdapter.known)
+        guard unknown.isEmpty else { throw AdapterError.unsupported(name, unknown) }
+
+        var options = try sizeOptions(p)
+        if let crop = p["crop"] { options.append("g:\(try gravity(crop))") }
+        if let auto = p["auto"] {
+            guard auto == "format" else {
+                throw AdapterError(name, "auto=\(auto.prefix(30)) not supported: only auto=format (Kiln's f:auto); set q for compression")
+            }
+            guard p["fm"] == nil else {
+                throw AdapterError(name, "auto=format and fm together: Kiln's f:auto falls back to the source's format; drop fm")
+            }
+            options.append("f:auto")
+        }
+        if let fm = p["fm"] {
+            switch fm {
+            case "jpg", "jpeg": options.append("f:jpeg")
+            case "pjpg": options += ["f:jpeg", "pg:1"]
+            case "png", "webp", "avif", "json", "blurhash": options.append("f:\(fm)")
+            default: throw AdapterError(name, "fm=\(fm.prefix(20)) not supported (jpg, pjpg, png, webp, avif, json or blurhash)")
+            }
+        }
+        if let q = p["q"] { options.append("q:\(try AdaptedSource.integer(q, "q", 1...100, adapter: name))") }
+        if let d = p["dpr"] { options.append("dpr:\(try AdaptedSource.decimal(d, "dpr", 1...4, adapter: name))") }
+        if let bg = p["bg"] { options.append("bg:\(try color(bg))") }
+        if let b = p["blur"] {
+            let blur = try AdaptedSource.integer(b, "blur", 0...2000, adapter: name)
+            if blur > 0 { options.append("bl:\(AdaptedSource.formatted(Double(blur) / 10))") }
+        }
+        if let f = p["flip"] {
+            guard ["h", "v", "hv"].contains(f) else { throw AdapterError(name, "flip=\(f.prefix(20)) must be h, v or hv") }
+            options.append("flip:\(f)")
+        }
+        if let r = p["rot"] {
+            guard ["0", "90", "180", "270"].contains(r) else {
+                throw AdapterError(name, "rot=\(r.prefix(20)) not supported: Kiln rotates by 0, 90, 180 or 270 degrees")
+            }
+            options.append("rot:\(r)")
+        }
+        let source = try AdaptedSource.decodedPath(Substring(path), adapter: name, what: "path", shown: String(path.prefix(100)))
+        return AdaptedURL(adapter: name, options: options, sourcePath: source)
+    }
+
+    /// `w`, `h` and `fit` as one resize.
+    func sizeOptions(_ p: QueryParameters) throws(AdapterError) -> [String] {
+        let w = try p["w"].map { (v) throws(AdapterError) in try AdaptedSource.integer(v, "w", 1...65_535, adapter: name) }
+        let h = try p["h"].map { (v) throws(AdapterError) in try AdaptedSource.integer(v, "h", 1...65_535, adapter: name) }
+        let (mode, enlarge): (String, Bool)
+        switch p["fit"] ?? "clip" {
+        case "clip": (mode, enlarge) = ("fit", true)
+        case "max": (mode, enlarge) = ("fit", false)
+        case "crop": (mode, enlarge) = ("fill", true)
+        case "min": (mode, enlarge) = ("fill", false)
+        case "scale": (mode, enlarge) = ("force", true)
+        case let other: throw AdapterError(name, "fit=\(other.prefix(20)) not supported (clip, max, crop, min or scale)")
+        }
+        return try AdaptedSource.resize(width: w, height: h, mode: mode, enlarge: enlarge, fitGiven: p["fit"] != nil,
+                                        adapter: name, sizes: "w or h")
+    }
+
+    /// `crop=top,left` → `nw`; `entropy`/`edges` → `smart`.
+    func gravity(_ crop: String) throws(AdapterError) -> String {
+        let words = Set(crop.split(separator: ",").map(String.init))
+        if words == ["entropy"] || words == ["edges"] { return "smart" }
+        let vertical = words.contains("top") ? "n" : words.contains("bottom") ? "s" : ""
+        let horizontal = words.contains("left") ? "w" : words.contains("right") ? "e" : ""
+        let known: Set<String> = ["top", "bottom", "left", "right"]
+        guard !words.isEmpty, words.isSubset(of: known), !(words.contains("top") && words.contains("bottom")),
+              !(words.contains("left") && words.contains("right")) else {
+            throw AdapterError(name, "crop=\(crop.prefix(30)) not supported (top, bottom, left, right, two of them, entropy or edges)")
+        }
+        switch (vertical, horizontal) {
+        case ("n", ""): return "north"
+        case ("s", ""): return "south"
+        case ("", "w"): return "west"
+        case ("", "e"): return "east"
+        default: return vertical + horizontal
+        }
+    }
+
+    /// imgix's `bg`: 3 or 6 hex digits, or 4 or 8 with an opaque alpha first (ARGB).
+    func color(_ value: String) throws(AdapterError) -> String {
+        var hex = value
+        if hex.count == 4, hex.hasPrefix("f") || hex.hasPrefix("F") { hex = String(hex.dropFirst()) }
+        if hex.count == 8, hex.lowercased().hasPrefix("ff") { hex = String(hex.dropFirst(2)) }
+        guard !value.hasPrefix("#"), let c = AdaptedSource.hexColor(hex) else {
+            throw AdapterError(name, "bg=\(value.prefix(20)) not supported: rgb, rrggbb or an opaque argb/aarrggbb hex colour")
+        }
+        return c
+    }
+}

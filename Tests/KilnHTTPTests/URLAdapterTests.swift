@@ -1,0 +1,199 @@
+import KilnModel
+import Testing
+@testable import KilnHTTP
+
+/// The URL adapters (`adapters.*`) through `RequestGate`: each adapted URL is the same request as
+/// its native twin (one canonical form, so one cache key and ETag); anything an adapter cannot
+/// translate is a 400 naming it; signing and the allow-lists apply.
+@Suite struct URLAdapterTests {
+    static let key = SigningKey(key: Array(repeating: 0x42, count: 32), salt: Array(repeating: 0x17, count: 32))
+    static let origins = [AdapterOrigin(name: "photos", baseURL: "https://img.example.com/originals/")]
+    let parser = SpecParser()
+
+    func request(_ uri: String, trusted: Bool = false) -> HTTPRequest {
+        var params = ["REQUEST_URI": uri]
+        if trusted { params["KILN_TRUSTED"] = "1" }
+        return HTTPRequest(fastCGIParams: params)
+    }
+
+    func gate(_ signature: URLSignature = URLSignature(), allowList: VariantAllowList = VariantAllowList(),
+              allowUnsigned: Bool = false) -> RequestGate {
+        var configuration = AdapterConfiguration()
+        configuration.nextjs = true
+        configuration.cloudflare = true
+        configuration.imgix = true
+        configuration.allowUnsigned = allowUnsigned
+        return RequestGate(signature: signature, allowList: allowList, adapters: configuration.adapters(origins: Self.origins), parser: parser)
+    }
+
+    /// (adapted URL, native twin).
+    static let twins: [(String, String)] = [
+        ("/_next/image?url=%2Fphotos%2Fcat.jpg&w=640&q=75", "/w:640/q:75/f:auto/photos/cat.jpg"),
+        ("/_next/image?w=16&url=%2Fa%20b.jpg", "/w:16/f:auto/a%20b.jpg"),
+        ("/_next/image?url=https%3A%2F%2Fimg.example.com%2Foriginals%2F2026%2Fcat.jpg&w=1080&q=90", "/w:1080/q:90/f:auto/photos/2026/cat.jpg"),
+        ("/_next/image?url=HTTPS%3A%2F%2FIMG.example.com%2Foriginals%2Fcat.jpg&w=64&q=50", "/w:64/q:50/f:auto/photos/cat.jpg"),
+        ("/cdn-cgi/image/width=300/cat.jpg", "/w:300/cat.jpg"),
+        ("/cdn-cgi/image/w=300,h=200,fit=cover,gravity=auto/cat.jpg", "/rs:300:200:fill/el:1/g:smart/cat.jpg"),
+        ("/cdn-cgi/image/width=300,height=200,fit=crop,gravity=left/cat.jpg", "/rs:300:200:fill/g:west/cat.jpg"),
+        ("/cdn-cgi/image/width=300,height=200,fit=contain/cat.jpg", "/rs:300:200:fit/el:1/cat.jpg"),
+        ("/cdn-cgi/image/width=300,height=200,fit=scale-down/cat.jpg", "/rs:300:200/cat.jpg"),
+        ("/cdn-cgi/image/height=200,fit=crop,gravity=0.25x0.75/cat.jpg", "/h:200/g:fp:0.25:0.75/cat.jpg"),
+        ("/cdn-cgi/image/quality=80,format=auto,dpr=2/cat.jpg", "/q:80/f:auto/dpr:2/cat.jpg"),
+        ("/cdn-cgi/image/f=json/cat.jpg", "/f:json/cat.jpg"),
+        ("/cdn-cgi/image/format=baseline-jpeg/cat.jpg", "/f:jpeg/pg:0/cat.jpg"),
+        ("/cdn-cgi/image/blur=10,sharpen=1.5/cat.jpg", "/bl:5/sh:1.5/cat.jpg"),
+        ("/cdn-cgi/image/background=%23FF8800,rotate=90,flip=h,metadata=keep/cat.jpg", "/bg:ff8800/rot:90/flip:h/strip:0/cat.jpg"),
+        ("/cdn-cgi/image/background=%23f80,metadata=none/cat.jpg", "/bg:ff8800/cat.jpg"),
+        ("/cdn-cgi/image/width=300/https://img.example.com/originals/2026/cat.jpg", "/w:300/photos/2026/cat.jpg"),
+        ("/cdn-cgi/image/width=300/w:1/cat.jpg", "/w:300/-/w:1/cat.jpg"),
+        ("/photos/cat.jpg?w=300&fit=crop", "/w:300/el:1/photos/cat.jpg"),
+        ("/cat.jpg?w=300&h=200&fit=crop&crop=top,left", "/rs:300:200:fill/el:1/g:nw/cat.jpg"),
+        ("/cat.jpg?w=300&h=200&fit=min&crop=entropy", "/rs:300:200:fill/g:smart/cat.jpg"),
+        ("/cat.jpg?w=300&h=200&fit=max", "/rs:300:200:fit/cat.jpg"),
+        ("/cat.jpg?w=300&h=200&fit=scale", "/rs:300:200:force/el:1/cat.jpg"),
+        ("/cat.jpg?h=120&auto=format&q=60&dpr=1.5", "/h:120/el:1/f:auto/q:60/dpr:1.5/cat.jpg"),
+        ("/cat.jpg?fm=pjpg&bg=fff&blur=25&flip=v&rot=180&ixlib=js-3.8.0", "/f:jpeg/pg:1/bg:ffffff/bl:2.5/flip:v/rot:180/cat.jpg"),
+        ("/cat.jpg?fm=webp&bg=FF112233", "/f:webp/bg:112233/cat.jpg"),
+    ]
+
+    @Test func adaptedURLsAreTheirNativeTwins() throws {
+        let gate = gate()
+        for (adapted, native) in Self.twins {
+            let a = try gate.imageRequest(for: request(adapted))
+            let n = try gate.imageRequest(for: request(String(native)))
+            #expect(a == n, "\(adapted)")
+            #expect(a.canonical == n.canonical, "\(adapted)")
+        }
+    }
+
+    @Test func offByDefault() throws {
+        let plain = RequestGate(parser: parser)
+        #expect(try plain.imageRequest(for: request("/_next/image?url=%2Fcat.jpg&w=640")).sourcePath == "_next/image")
+        #expect(try plain.imageRequest(for: request("/cat.jpg?w=300")).canonical == "-/cat.jpg")
+        #expect(try plain.imageRequest(for: request("/cdn-cgi/image/width=300/cat.jpg")).sourcePath == "cdn-cgi/image/width=300/cat.jpg")
+    }
+
+    /// (URL, words the 400's message must hold).
+    static let refused: [(String, [String])] = [
+        ("/_next/image?url=%2Fcat.jpg&w=640&q=75&foo=1", ["nextjs", "'foo'"]),
+        ("/_next/image?url=%2Fcat.jpg", ["missing w="]),
+        ("/_next/image?w=640", ["missing url="]),
+        ("/_next/image?url=%2Fcat.jpg&w=640&w=320", ["'w' given twice"]),
+        ("/_next/image?url=%2Fcat.jpg&w=-1", ["w=-1"]),
+        ("/_next/image?url=%2Fcat.jpg&w=1e9", ["w=1e9"]),
+        ("/_next/image?url=%2Fcat.jpg&w=99999999", ["w=99999999"]),
+        ("/_next/image?url=%2Fcat.jpg&w=640&q=0", ["q=0"]),
+        ("/_next/image?url=https%3A%2F%2Fevil.example%2Fx.jpg&w=640", ["evil.example", "not under a configured origin"]),
+        ("/_next/image?url=http%3A%2F%2F169.254.169.254%2Flatest&w=640", ["not under a configured origin"]),
+        ("/_next/image?url=https%3A%2F%2Fimg.example.com.evil.example%2Foriginals%2Fx.jpg&w=640", ["not under a configured origin"]),
+        ("/_next/image?url=%2F%2Fevil.example%2Fx.jpg&w=640", ["must be a path"]),
+        ("/_next/image?url=file%3A%2F%2F%2Fetc%2Fpasswd&w=640", ["must be a path"]),
+        ("/_next/image?url=%2Fcat.jpg%3Fv%3D1&w=640", ["query"]),
+        ("/_next/image?url=%2Fa%252Fb.jpg&w=640", ["encoded slash"]),
+        ("/_next/image?url=%2Fcat.jpg&w=640&q=75%00", ["NUL"]),
+        ("/cdn-cgi/image/width=300,trim=10/cat.jpg", ["'trim'", "no trim"]),
+        ("/cdn-cgi/image/width=300,anim=false,onerror=redirect/cat.jpg", ["'anim'", "'onerror'"]),
+        ("/cdn-cgi/image/width=300,fit=pad/cat.jpg", ["fit=pad"]),
+        ("/cdn-cgi/image/fit=cover/cat.jpg", ["fit needs width or height"]),
+        ("/cdn-cgi/image/width=300,width=400/cat.jpg", ["given twice"]),
+        ("/cdn-cgi/image/width=300,w=400/cat.jpg", ["given twice"]),
+        ("/cdn-cgi/image/gravity=face,width=3/cat.jpg", ["gravity=face"]),
+        ("/cdn-cgi/image/gravity=2x0.5/cat.jpg", ["gravity x"]),
+        ("/cdn-cgi/image/metadata=copyright/cat.jpg", ["metadata=copyright"]),
+        ("/cdn-cgi/image/background=red/cat.jpg", ["background=red"]),
+        ("/cdn-cgi/image/rotate=45/cat.jpg", ["rotate=45"]),
+        ("/cdn-cgi/image/dpr=1e9/cat.jpg", ["dpr=1e9"]),
+        ("/cdn-cgi/image/blur=251/cat.jpg", ["blur=251"]),
+        ("/cdn-cgi/image/width=300", ["no source"]),
+        ("/cdn-cgi/image/width=300/", ["no source"]),
+        ("/cdn-cgi/image/width/cat.jpg", ["has no value"]),
+        ("/cdn-cgi/image/width=300/https://evil.example/x.jpg", ["not under a configured origin"]),
+        ("/cdn-cgi/image/width=300/cat.jpg?x=1", ["query string"]),
+        ("/cat.jpg?w=300&s=abc", ["imgix", "'s'"]),
+        ("/cat.jpg?w=300&auto=format,compress", ["auto=format,compress"]),
+        ("/cat.jpg?auto=format&fm=png", ["drop fm"]),
+        ("/cat.jpg?w=0.5", ["w=0.5"]),
+        ("/cat.jpg?fit=facearea&w=3", ["fit=facearea"]),
+        ("/cat.jpg?crop=faces&w=3", ["crop=faces"]),
+        ("/cat.jpg?rot=45", ["rot=45"]),
+        ("/cat.jpg?bg=80112233", ["bg=80112233"]),
+        ("/cat.jpg?fm=gif", ["fm=gif"]),
+        ("/cat.jpg?dpr=5", ["dpr=5"]),
+    ]
+
+    @Test func untranslatableURLsAreOneLine400s() {
+        let gate = gate()
+        for (url, words) in Self.refused {
+            do {
+                let r = try gate.imageRequest(for: request(url))
+                Issue.record("\(url) gave \(r.canonical)")
+            } catch let error as AdapterError {
+                let mapped = ErrorMapping.map(error)
+                #expect(mapped.status == 400, "\(url)")
+                #expect(!mapped.message.contains("\n"))
+                for word in words { #expect(mapped.message.contains(word), "\(url): \(mapped.message)") }
+            } catch {
+                Issue.record("\(url): \(error)")
+            }
+        }
+    }
+
+    @Test func nativeParserErrorsStillApply() {
+        let gate = gate()
+        // The whole URL counts towards limits.max_path_bytes before any query is read.
+        let long = "/_next/image?url=%2Fcat.jpg&w=64&q=" + String(repeating: "9", count: 65_536)
+        #expect(throws: SpecError.malformedPath(reason: "URL too long: \(long.utf8.count) bytes, at most 8192")) {
+            try gate.imageRequest(for: self.request(long))
+        }
+        // Translated, then refused by the parser's own checks: a 400 (or 403 for a path escape).
+        #expect(throws: SpecError.self) { try gate.imageRequest(for: self.request("/_next/image?url=%2F..%2Fetc%2Fpasswd&w=64")) }
+        #expect(throws: SpecError.self) { try gate.imageRequest(for: self.request("/cdn-cgi/image/width=20000/cat.jpg")) }
+        #expect(throws: SpecError.self) { try gate.imageRequest(for: self.request("/cdn-cgi/image/blur=250/cat.jpg")) }
+    }
+
+    @Test func unsignedAdaptedURLsMeetTheAllowLists() throws {
+        let refuse = AllowListConfiguration.with(widths: [640, 750, 828, 1080], heights: [], qualities: [75], policy: .refuse)
+        let gate = gate(allowList: refuse)
+        #expect(try gate.imageRequest(for: request("/_next/image?url=%2Fcat.jpg&w=640&q=75")).canonical == "rs:640:0:fit/q:75/f:auto/-/cat.jpg")
+        #expect(throws: SpecError.self) { try gate.imageRequest(for: self.request("/_next/image?url=%2Fcat.jpg&w=641&q=75")) }
+        #expect(throws: SpecError.self) { try gate.imageRequest(for: self.request("/_next/image?url=%2Fcat.jpg&w=640&q=76")) }
+        #expect(throws: SpecError.self) { try gate.imageRequest(for: self.request("/cdn-cgi/image/width=300/cat.jpg")) }
+        #expect(throws: SpecError.self) { try gate.imageRequest(for: self.request("/cat.jpg?w=300")) }
+        let snap = self.gate(allowList: AllowListConfiguration.with(widths: [640, 750], heights: [], qualities: [], policy: .snap))
+        #expect(try snap.imageRequest(for: request("/_next/image?url=%2Fcat.jpg&w=641")).canonical == "rs:750:0:fit/f:auto/-/cat.jpg")
+        // nginx's trusted rewrites are not restricted.
+        #expect(try gate.imageRequest(for: request("/_next/image?url=%2Fcat.jpg&w=641", trusted: true)).canonical == "rs:641:0:fit/f:auto/-/cat.jpg")
+    }
+
+    @Test func signingRefusesAdaptersUnlessAllowed() throws {
+        let signing = URLSignature(keys: [Self.key], allowUnsigned: false)
+        let refused = gate(signing)
+        do {
+            _ = try refused.imageRequest(for: request("/_next/image?url=%2Fcat.jpg&w=640"))
+            Issue.record("accepted")
+        } catch {
+            let mapped = ErrorMapping.map(error)
+            #expect(mapped.status == 403)
+            #expect(mapped.message.contains("adapters.allow_unsigned"))
+        }
+        #expect(throws: RequestRefusal.self) { try refused.imageRequest(for: self.request("/cdn-cgi/image/width=300/cat.jpg")) }
+        #expect(throws: RequestRefusal.self) { try refused.imageRequest(for: self.request("/cat.jpg?w=300")) }
+        // A bad adapted URL is still a 400, before the signing question.
+        #expect(throws: AdapterError.self) { try refused.imageRequest(for: self.request("/cdn-cgi/image/trim=1/cat.jpg")) }
+        // Trusted: accepted. With adapters.allow_unsigned: accepted, and the allow-lists apply.
+        #expect(try refused.imageRequest(for: request("/_next/image?url=%2Fcat.jpg&w=640", trusted: true)).canonical == "rs:640:0:fit/f:auto/-/cat.jpg")
+        let allowed = gate(signing, allowList: AllowListConfiguration.with(widths: [640], heights: [], qualities: [], policy: .refuse),
+                           allowUnsigned: true)
+        #expect(try allowed.imageRequest(for: request("/_next/image?url=%2Fcat.jpg&w=640")).canonical == "rs:640:0:fit/f:auto/-/cat.jpg")
+        #expect(throws: SpecError.self) { try allowed.imageRequest(for: self.request("/_next/image?url=%2Fcat.jpg&w=641")) }
+        // Signed native URLs are unchanged.
+        let signed = try #require(allowed.signature.sign("/w:641/cat.jpg"))
+        #expect(try allowed.admit(request(signed)).provenance == .signed)
+    }
+
+    @Test func presetsOnlyRefusesAdaptedOptions() {
+        var gate = gate()
+        gate.policy = OptionPolicy(presetsOnly: true)
+        #expect(throws: PolicyError.self) { try gate.imageRequest(for: self.request("/_next/image?url=%2Fcat.jpg&w=640")) }
+    }
+}

@@ -36,12 +36,14 @@ public struct RequestGate: Sendable {
         try admit(request).request
     }
 
-    /// The parsed request and how it got in (`http.immutable = signed` needs to know).
-    public func admit(_ request: HTTPRequest) throws -> (request: ImageRequest, provenance: Provenance) {
+    /// The parsed request and how it got in (`http.immutable = signed` needs to know). `hints`:
+    /// the request's Client Hints and Save-Data (`ClientHints`), resolved while the URL is parsed,
+    /// so the request that comes out (and its cache key) holds the device's width, DPR, quality.
+    public func admit(_ request: HTTPRequest, hints: (any DeviceHintResolving)? = nil) throws -> (request: ImageRequest, provenance: Provenance) {
         guard request.pathIsUTF8 else { throw SpecError.notUTF8 }
         if request.isTrusted {
             let (path, decoded) = request.specPath
-            return (try parser.parse(path, isDecoded: decoded), .trusted)
+            return (try parser.parse(path, isDecoded: decoded, hints: hints), .trusted)
         }
         let verified = try signature.verify(rawPath: request.rawPath)
         let path: String, decoded: Bool
@@ -52,7 +54,7 @@ public struct RequestGate: Sendable {
         }
         let parsed = signature.keys.isEmpty ? RequestGate.droppingUnsafe(path) : path
         try parser.check(policy, path: parsed, isDecoded: decoded)
-        return (try parser.parse(parsed, isDecoded: decoded), verified.kind == .signed ? .signed : .unsigned)
+        return (try parser.parse(parsed, isDecoded: decoded, hints: hints), verified.kind == .signed ? .signed : .unsigned)
     }
 
     /// `/unsafe/rest` to `/rest`; other paths unchanged.

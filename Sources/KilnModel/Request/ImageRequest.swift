@@ -14,6 +14,10 @@ public struct ImageRequest: Sendable, Hashable {
     /// changes nothing in the image but is part of `canonical`, so a new token is a new variant
     /// under a new URL, and a URL that carries one may be answered `immutable` (`http.immutable`).
     public var version: String?
+    /// What the URL left to the device (`ch:1`, `w:auto`, no `q:`), already resolved by the
+    /// parser; not part of `canonical` (the resolved request is the request). The HTTP layer
+    /// derives `Vary` from it.
+    public var hintUse = DeviceHintUse()
 
     public init(sourcePath: String, operations: [Operation] = [], output: OutputOptions = OutputOptions(),
                 autorotate: Bool = true, expires: Int64? = nil, version: String? = nil) {

@@ -26,6 +26,8 @@ import Testing
         // The viewport is in CSS pixels: times the DPR.
         #expect(try canonical("/w:auto/a.jpg", ["sec-ch-viewport-width": "375", "sec-ch-dpr": "2"]) == "rs:960:0:fit/-/a.jpg")
         #expect(try canonical("/w:auto/a.jpg", ["sec-ch-viewport-width": "375"]) == "rs:640:0:fit/-/a.jpg")
+        // The URL's own dpr: is the viewport's ratio, whatever the hint says.
+        #expect(try canonical("/w:auto/dpr:3/a.jpg", ["sec-ch-viewport-width": "375", "sec-ch-dpr": "1"]) == "rs:1280:0:fit/-/a.jpg")
         // The slot's width wins over the viewport's.
         #expect(try canonical("/w:auto/a.jpg", ["sec-ch-width": "300", "sec-ch-viewport-width": "1200"]) == "rs:320:0:fit/-/a.jpg")
     }

@@ -5,7 +5,8 @@ import KilnModel
 /// pipeline, and its cache key, already holds the answer:
 ///
 /// - `w:auto`: `Sec-CH-Width` (legacy `Width`, device pixels), else `Sec-CH-Viewport-Width`
-///   (legacy `Viewport-Width`, CSS pixels) times the pixel ratio, snapped UP to the first of
+///   (legacy `Viewport-Width`, CSS pixels) times the pixel ratio (the URL's `dpr:` when it has
+///   one), snapped UP to the first of
 ///   `http.hint_widths` that holds it (above the largest: the largest); without either hint,
 ///   `http.hint_default_width`.
 /// - `ch:1` without `dpr:` in the URL: `Sec-CH-DPR` (legacy `DPR`) multiplies the URL's sizes as
@@ -59,7 +60,7 @@ public struct ClientHints: DeviceHintResolving, Equatable {
         var answer = DeviceAnswer()
         if use.enabled && use.dpr { answer.dpr = dpr }
         if use.width {
-            let ratio = (use.dpr ? dpr : nil) ?? 1
+            let ratio = use.dpr ? (dpr ?? 1) : use.urlDPR
             if let width {
                 answer.width = snapped(width)
             } else if let viewportWidth {

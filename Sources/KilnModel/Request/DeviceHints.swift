@@ -15,6 +15,8 @@ public struct DeviceHintUse: Sendable, Hashable {
     public var quality = false
     /// `f:auto` is in the URL.
     public var autoFormat = false
+    /// The URL's own `dpr:` (1 without one): the ratio of a viewport width when `dpr` is false.
+    public var urlDPR = 1.0
 
     public init(enabled: Bool = false, width: Bool = false, dpr: Bool = false, quality: Bool = false, autoFormat: Bool = false) {
         self.enabled = enabled

@@ -120,9 +120,11 @@ struct RequestBuilder {
     /// What this URL leaves to the device (before any answer).
     func hintUse(_ output: OutputOptions) -> DeviceHintUse {
         let enabled = clientHints || autoWidth
-        return DeviceHintUse(enabled: enabled, width: autoWidth, dpr: enabled && !dprGiven,
-                             quality: output.quality == nil && output.document == nil,
-                             autoFormat: output.format == .auto)
+        var use = DeviceHintUse(enabled: enabled, width: autoWidth, dpr: enabled && !dprGiven,
+                                quality: output.quality == nil && output.document == nil,
+                                autoFormat: output.format == .auto)
+        use.urlDPR = dpr
+        return use
     }
 
     /// The output options, checked for the document kinds: `placeholders:1` belongs to `f:json`,

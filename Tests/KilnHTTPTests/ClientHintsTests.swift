@@ -111,6 +111,19 @@ import Testing
         #expect(try vary("/ch:1/dpr:2/a.jpg", http: ect) == ["Save-Data", "ECT"])
     }
 
+    @Test func signedURLsDeclareTheOptIn() throws {
+        let key = SigningKey(key: Array(repeating: 0x42, count: 32), salt: Array(repeating: 0x17, count: 32))
+        let gate = RequestGate(signature: URLSignature(keys: [key], allowUnsigned: false), parser: parser)
+        let signed = try #require(gate.signature.sign("/w:auto/a.jpg"))
+        let request = HTTPRequest(method: "GET", uri: signed, headers: ["sec-ch-width": "900"])
+        let r = try gate.admit(request, hints: hints(request.headers)).request
+        #expect(r.canonical == "rs:960:0:fit/-/a.jpg")
+        #expect(r.hintUse.width)
+        // The signature covers the opt-in: the same path without it, signed for w:auto, is refused.
+        let tampered = HTTPRequest(method: "GET", uri: String(signed.dropLast("w:auto/a.jpg".count)) + "w:900/a.jpg")
+        #expect(throws: (any Error).self) { try gate.admit(tampered, hints: hints([:])) }
+    }
+
     @Test func widthListSetting() {
         #expect(HTTPConfiguration.parseWidths("640, 320,1280") == [320, 640, 1280])
         #expect(HTTPConfiguration.parseWidths("") == nil)

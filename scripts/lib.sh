@@ -182,6 +182,11 @@ kiln_write_nginx_conf() {
     if [ -n "${KILN_NGINX_CDN_ORIGIN:-}" ]; then
         cdn_include="include $KILN_ROOT_DIR/nginx/kiln-cdn-origin.conf;"
     fi
+    # KILN_NGINX_CLIENT_HINTS=1: nginx/kiln-client-hints.conf in the server (Accept-CH on pages).
+    local hints_include=""
+    if [ -n "${KILN_NGINX_CLIENT_HINTS:-}" ]; then
+        hints_include="include $KILN_ROOT_DIR/nginx/kiln-client-hints.conf;"
+    fi
     local static_block=""
     if [ -n "$static" ]; then
         static_block="
@@ -214,6 +219,7 @@ http {
         image/jpeg jpg jpeg;
         image/png  png;
         image/webp webp;
+        text/html  html;
     }
     access_log off;
     sendfile on;
@@ -243,6 +249,7 @@ http {
         listen 127.0.0.1:$port;
         server_name localhost;
         $cdn_include
+        $hints_include
         $front_include
         include $locations;
 $static_block

@@ -13,6 +13,11 @@ private let parser = SpecParser(
         return CustomOperation(name: name, arguments: arguments, identifier: "custom-v1")
     })
 
+/// A device's answers for `ch:1` / `w:auto` URLs (KilnHTTP's `ClientHints` gives such values).
+private struct FixedHints: DeviceHintResolving {
+    func resolve(_ use: DeviceHintUse) -> DeviceAnswer { DeviceAnswer(width: 640, dpr: 2, quality: 50) }
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
@@ -30,6 +35,10 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32
                              "trim does not re-parse to itself")
                 precondition(again?.output.maxBytes == request.output.maxBytes, "max_bytes does not re-parse to itself")
             }
+        }
+        if let request = try? parser.parse(text, isDecoded: isDecoded, hints: FixedHints()) {
+            precondition(request.operations.count <= parser.maxOperations, "more operations than the limit (hinted)")
+            precondition(!request.canonical.contains("w:auto"), "an unresolved w:auto")
         }
     }
     return 0

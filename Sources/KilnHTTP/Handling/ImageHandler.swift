@@ -73,7 +73,7 @@ public final class ImageHandler: RequestHandling {
         do {
             let imageRequest: ImageRequest, provenance: RequestGate.Provenance
             do {
-                (imageRequest, provenance) = try gate.admit(request)
+                (imageRequest, provenance) = try gate.admit(request, hints: ClientHints(headers: request.headers, http: http))
                 // Before the caches: an expired link is refused even when its image is cached.
                 if let expires = imageRequest.expires, now() > expires {
                     throw RequestRefusal.expired("this URL expired at \(HTTPDate.format(secondsSinceEpoch: expires))")
@@ -106,7 +106,7 @@ public final class ImageHandler: RequestHandling {
         return response
     }
 
-    /// Whether the answer depends on `Accept`: `f:auto` with formats to negotiate
+    /// Whether the answer depends on `Accept` (the hints it depends on: `ClientHints.varyNames`): `f:auto` with formats to negotiate
     /// (`http.auto_formats`). Sent on 200s and 304s alike, whatever class the client fell in, so
     /// a shared cache never hands one class's variant to another.
     func varies(_ imageRequest: ImageRequest) -> Bool {
@@ -164,7 +164,8 @@ public final class ImageHandler: RequestHandling {
             (HeaderName.lastModified, HTTPDate.format(secondsSinceEpoch: image.sourceModified)),
             (HeaderName.xCache, image.outcome.headerValue),
         ]
-        if varies(imageRequest) { headers.append((HeaderName.vary, "Accept")) }
+        let vary = (varies(imageRequest) ? [HeaderName.accept] : []) + ClientHints.varyNames(imageRequest.hintUse, http: http)
+        if !vary.isEmpty { headers.append((HeaderName.vary, vary.joined(separator: ", "))) }
         if let fits = image.fitsByteBudget { headers.append((HeaderName.kilnMaxBytes, fits ? "fit" : "exceeded")) }
         headers.append((HeaderName.contentDisposition, ContentDisposition.value(for: imageRequest, format: image.format)))
         var response: HTTPResponse

@@ -51,19 +51,21 @@ public struct RequestGate: Sendable {
         try admit(request).request
     }
 
-    /// The parsed request and how it got in (`http.immutable = signed` needs to know).
-    public func admit(_ request: HTTPRequest) throws -> (request: ImageRequest, provenance: Provenance) {
+    /// The parsed request and how it got in (`http.immutable = signed` needs to know). `hints`:
+    /// the request's Client Hints and Save-Data (`ClientHints`), resolved while the URL is parsed,
+    /// so the request that comes out (and its cache key) holds the device's width, DPR, quality.
+    public func admit(_ request: HTTPRequest, hints: (any DeviceHintResolving)? = nil) throws -> (request: ImageRequest, provenance: Provenance) {
         guard request.pathIsUTF8 else { throw SpecError.notUTF8 }
         if !adapters.isEmpty {
             // Before an adapter reads the query: a 64 KB URL costs a length comparison.
             guard request.uri.utf8.count <= parser.maxPathBytes else {
                 throw SpecError.malformedPath(reason: "URL too long: \(request.uri.utf8.count) bytes, at most \(parser.maxPathBytes)")
             }
-            if let adapted = try adapters.adapt(request) { return try admit(adapted, trusted: request.isTrusted) }
+            if let adapted = try adapters.adapt(request) { return try admit(adapted, trusted: request.isTrusted, hints: hints) }
         }
         if request.isTrusted {
             let (path, decoded) = request.specPath
-            return (try parser.parse(path, isDecoded: decoded), .trusted)
+            return (try parser.parse(path, isDecoded: decoded, hints: hints), .trusted)
         }
         let verified = try signature.verify(rawPath: request.rawPath)
         let path: String, decoded: Bool
@@ -74,22 +76,22 @@ public struct RequestGate: Sendable {
         }
         let parsed = signature.keys.isEmpty ? RequestGate.droppingUnsafe(path) : path
         try parser.check(policy, path: parsed, isDecoded: decoded)
-        let imageRequest = try parser.parse(parsed, isDecoded: decoded)
+        let imageRequest = try parser.parse(parsed, isDecoded: decoded, hints: hints)
         if verified.kind == .signed { return (imageRequest, .signed) }
         return (try allowList.apply(to: imageRequest), .unsigned)
     }
 
     /// An adapted URL: its native path parsed as nginx's trusted rewrites are, or as an unsigned
     /// URL (option policy, then the allow-lists), or refused while URLs must be signed.
-    func admit(_ adapted: AdaptedURL, trusted: Bool) throws -> (request: ImageRequest, provenance: Provenance) {
+    func admit(_ adapted: AdaptedURL, trusted: Bool, hints: (any DeviceHintResolving)?) throws -> (request: ImageRequest, provenance: Provenance) {
         let path = adapted.nativePath
-        if trusted { return (try parser.parse(path, isDecoded: true), .trusted) }
+        if trusted { return (try parser.parse(path, isDecoded: true, hints: hints), .trusted) }
         guard signature.allowUnsigned || adapters.allowUnsigned else {
             throw RequestRefusal.adapterNeedsSignature(
                 "\(adapted.adapter) URLs carry no signature and URLs must be signed here; set adapters.allow_unsigned = true to accept them")
         }
         try parser.check(policy, path: path, isDecoded: true)
-        return (try allowList.apply(to: try parser.parse(path, isDecoded: true)), .unsigned)
+        return (try allowList.apply(to: try parser.parse(path, isDecoded: true, hints: hints)), .unsigned)
     }
 
     /// `/unsafe/rest` to `/rest`; other paths unchanged.

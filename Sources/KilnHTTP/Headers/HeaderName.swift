@@ -30,6 +30,19 @@ public enum HeaderName {
     /// Says that a fallback image was answered, and for which failure class (`FallbackImages`).
     public static let kilnFallback = own("Kiln-Fallback")
 
+    /// Client Hints and Save-Data (`ClientHints`): as sent, for `Vary`. The legacy names (`DPR`,
+    /// `Width`, `Viewport-Width`) are accepted too, so they are listed beside the `Sec-CH-` ones.
+    public enum Hint {
+        public static let dpr = own("Sec-CH-DPR")
+        public static let width = own("Sec-CH-Width")
+        public static let viewportWidth = own("Sec-CH-Viewport-Width")
+        public static let legacyDPR = own("DPR")
+        public static let legacyWidth = own("Width")
+        public static let legacyViewportWidth = own("Viewport-Width")
+        public static let saveData = own("Save-Data")
+        public static let ect = own("ECT")
+    }
+
     /// The lowercase keys of the request headers Kiln reads.
     public enum Request {
         public static let accept = HTTPField.Name.accept.canonicalName

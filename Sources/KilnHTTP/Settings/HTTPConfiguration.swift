@@ -24,6 +24,14 @@ public struct HTTPConfiguration: ConfigSection, Equatable {
     /// pipeline as `OutputConfiguration.autoFormats`.
     public var autoFormats = Key.autoFormats.defaultValue
 
+    /// Client Hints (`ClientHints`): the widths `w:auto` snaps up to, and its width without hints.
+    public var hintWidths = Key.hintWidths.defaultValue
+    public var hintDefaultWidth = Key.hintDefaultWidth.defaultValue
+    /// Save-Data: which URLs it applies to, the quality it writes, and whether a slow `ECT` counts.
+    public var saveData = Key.saveData.defaultValue
+    public var saveDataQuality = Key.saveDataQuality.defaultValue
+    public var saveDataECT = Key.saveDataECT.defaultValue
+
     public enum Key {
         public static let cacheControl = Setting.text("http.cache_control", default: "public, max-age=31536000",
                                                       doc: "`Cache-Control` of images")
@@ -52,6 +60,35 @@ public struct HTTPConfiguration: ConfigSection, Equatable {
             expected: "a comma-separated list of avif and webp, best first (e.g. avif,webp), or empty",
             doc: "what `f:auto` may answer with, best first, when `Accept` allows it (`webp` turns AVIF off; empty: always the source's format)",
             parse: HTTPConfiguration.parseAutoFormats, format: { $0.map(\.rawValue).joined(separator: ",") })
+        public static let hintWidths = Setting<[Int]>.custom(
+            "http.hint_widths", default: [320, 640, 960, 1280, 1920], type: "width list",
+            expected: "a comma-separated list of 1 to 32 widths in pixels (1...16384), e.g. 320,640,960,1280,1920",
+            doc: "the widths a Client-Hinted `w:auto` snaps UP to (one variant per width; a hint above the largest gets the largest)",
+            parse: HTTPConfiguration.parseWidths, format: { $0.map(String.init).joined(separator: ",") })
+        public static let hintDefaultWidth = Setting.count(
+            "http.hint_default_width", default: 960, in: 1...16_384,
+            doc: "the width of `w:auto` when the request sends no usable width hint (`Sec-CH-Width`, `Sec-CH-Viewport-Width`)")
+        public static let saveData = Setting<SaveDataScope>.choice(
+            "http.save_data", default: .hinted,
+            doc: "which URLs without `q:` `Save-Data: on` lowers to `http.save_data_quality`: `hinted` (those with `ch:1` or `w:auto`), `all` (every image URL; all then carry `Vary: Save-Data`), `off`")
+        public static let saveDataQuality = Setting.count(
+            "http.save_data_quality", default: 50, in: 1...100,
+            doc: "the quality written for `Save-Data: on` (any output format) when the URL has no `q:`")
+        public static let saveDataECT = Setting.bool(
+            "http.save_data_ect", default: false,
+            doc: "treat `ECT: 2g` and `ECT: slow-2g` as `Save-Data: on` (answers then also carry `Vary: ECT`)")
+    }
+
+    /// `320,640,960`-style lists: 1 to 32 whole widths in 1...16384, each at most once (any order).
+    static func parseWidths(_ text: String) -> [Int]? {
+        var widths: [Int] = []
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let digits = part.filter { $0 != " " && $0 != "\t" }
+            guard !digits.isEmpty, digits.count <= 5, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
+                  let w = Int(digits), (1...16_384).contains(w), !widths.contains(w) else { return nil }
+            widths.append(w)
+        }
+        return (1...32).contains(widths.count) ? widths.sorted() : nil
     }
 
     /// `avif,webp`-style lists: known output formats that `Accept` can name, each at most once.
@@ -76,6 +113,11 @@ public struct HTTPConfiguration: ConfigSection, Equatable {
         ConfigField(Key.timingAllowOrigin) { $0.timingAllowOrigin = $1 },
         ConfigField(Key.allowOrigin) { $0.allowOrigin = $1 },
         ConfigField(Key.autoFormats) { $0.autoFormats = $1 },
+        ConfigField(Key.hintWidths) { $0.hintWidths = $1 },
+        ConfigField(Key.hintDefaultWidth) { $0.hintDefaultWidth = $1 },
+        ConfigField(Key.saveData) { $0.saveData = $1 },
+        ConfigField(Key.saveDataQuality) { $0.saveDataQuality = $1 },
+        ConfigField(Key.saveDataECT) { $0.saveDataECT = $1 },
     ]
 
     public init() {}

@@ -17,6 +17,10 @@ public struct ImageRequest: Sendable, Hashable {
     /// `filename:` and `attachment:` (`Content-Disposition`). Not part of `canonical`: they change
     /// headers, not bytes.
     public var download: DownloadOptions
+    /// What the URL left to the device (`ch:1`, `w:auto`, no `q:`), already resolved by the
+    /// parser; not part of `canonical` (the resolved request is the request). The HTTP layer
+    /// derives `Vary` from it.
+    public var hintUse = DeviceHintUse()
 
     public init(sourcePath: String, operations: [Operation] = [], output: OutputOptions = OutputOptions(),
                 autorotate: Bool = true, expires: Int64? = nil, version: String? = nil,

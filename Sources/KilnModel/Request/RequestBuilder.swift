@@ -10,6 +10,12 @@ struct RequestBuilder {
     var enlarge = false
     var gravity = Gravity.center
     var dpr = 1.0
+    /// The URL (or a preset) wrote `dpr:`: the device's pixel ratio does not replace it.
+    var dprGiven = false
+    /// `ch:1`: the device's hints apply (`DeviceHintUse`).
+    var clientHints = false
+    /// `w:auto`: the resize at `resizeIndex` takes the device's width.
+    var autoWidth = false
     var autorotate = true
     /// `exp:` (unix seconds), kept out of the canonical form.
     var expires: Int64?
@@ -49,7 +55,21 @@ struct RequestBuilder {
         }
     }
 
-    func request(sourcePath: String, maxDimension: Int, maxOperations: Int) throws(SpecError) -> ImageRequest {
+    func request(sourcePath: String, maxDimension: Int, maxOperations: Int,
+                 hints: (any DeviceHintResolving)? = nil) throws(SpecError) -> ImageRequest {
+        var output = try documentOutput()
+        let use = hintUse(output)
+        var dpr = self.dpr
+        var autoWidth: Int?
+        if let hints {
+            let answer = hints.resolve(use)
+            if use.dpr, let d = answer.dpr, (1...4).contains(d) { dpr = d }
+            if use.width { autoWidth = answer.width }
+            if use.quality, let q = answer.quality, (1...100).contains(q) { output.quality = q }
+        }
+        if use.width, autoWidth == nil {
+            throw .invalidOption(segment: "w:auto", reason: "takes its width from Client Hints, which only an HTTP request has")
+        }
         let count = operations.count + watermarks.count + (trim == nil ? 0 : 1)
         guard count <= maxOperations else {
             throw .invalidOption(segment: "\(count) operations", reason: "at most \(maxOperations) operations per request")
@@ -69,14 +89,21 @@ struct RequestBuilder {
             }
             return scaled
         }
-        let output = try documentOutput()
         var ops: [Operation] = trim.map { [.trim($0)] } ?? []
         for (i, op) in operations.enumerated() {
             switch op {
             case .resize(var r):
                 r.enlarge = enlarge
                 if r.mode == .fill { r.gravity = gravity }
-                r.width = try scale(r.width)
+                if i == resizeIndex, let autoWidth {
+                    // Already in device pixels: not multiplied by the ratio again.
+                    guard (1...maxDimension).contains(autoWidth) else {
+                        throw .invalidOption(segment: "w:auto", reason: "a width of \(autoWidth) is over the limit of \(maxDimension)")
+                    }
+                    r.width = autoWidth
+                } else {
+                    r.width = try scale(r.width)
+                }
                 r.height = try scale(r.height)
                 ops.append(.resize(r))
             case .crop(var c) where cropsWithoutGravity.contains(i):
@@ -97,8 +124,20 @@ struct RequestBuilder {
             w.y = try scale(w.y)
             ops.append(.watermark(w))
         }
-        return ImageRequest(sourcePath: sourcePath, operations: ops, output: output, autorotate: autorotate, expires: expires, version: version,
-                            download: download)
+        var request = ImageRequest(sourcePath: sourcePath, operations: ops, output: output, autorotate: autorotate, expires: expires, version: version,
+                                   download: download)
+        request.hintUse = use
+        return request
+    }
+
+    /// What this URL leaves to the device (before any answer).
+    func hintUse(_ output: OutputOptions) -> DeviceHintUse {
+        let enabled = clientHints || autoWidth
+        var use = DeviceHintUse(enabled: enabled, width: autoWidth, dpr: enabled && !dprGiven,
+                                quality: output.quality == nil && output.document == nil,
+                                autoFormat: output.format == .auto)
+        use.urlDPR = dpr
+        return use
     }
 
     /// The output options, checked for the document kinds: `placeholders:1` belongs to `f:json`,

@@ -23,9 +23,20 @@ extension SpecParser {
                 mode = m
             }
             b.setResize(width: try a.int(0, "width", dims), height: try a.int(1, "height", dims), mode: mode)
+            b.autoWidth = false
         case "width", "w":
             try a.arity(1...1)
-            b.setResize(width: try a.int(0, "width", dims), height: nil, mode: nil)
+            if a[0] == "auto" {
+                // The width of the device's slot (Client Hints); implies `ch:1`.
+                b.setResize(width: 0, height: nil, mode: nil)
+                b.autoWidth = true
+            } else {
+                b.setResize(width: try a.int(0, "width", dims), height: nil, mode: nil)
+                b.autoWidth = false
+            }
+        case "clienthints", "ch":
+            try a.arity(1...1)
+            b.clientHints = try a.flag(0, "clienthints")
         case "height", "h":
             try a.arity(1...1)
             b.setResize(width: nil, height: try a.int(0, "height", dims), mode: nil)
@@ -38,6 +49,7 @@ extension SpecParser {
         case "dpr":
             try a.arity(1...1)
             b.dpr = try a.double(0, "dpr", 1...4)
+            b.dprGiven = true
         case "crop":
             try a.arity(2...5)
             let w = try a.int(0, "width", 1...maxDimension), h = try a.int(1, "height", 1...maxDimension)
@@ -249,6 +261,7 @@ extension SpecParser {
         add(["enlarge", "el"], "enlarge", operation: nil)
         add(["gravity", "g"], "gravity", operation: nil)
         add(["dpr"], "dpr", operation: nil)
+        add(["clienthints", "ch"], "clienthints", operation: nil)
         add(["background", "bg"], "background", operation: nil)
         add(["autorotate", "ar"], "autorotate", operation: nil)
         add(["quality", "q"], "quality", operation: nil)

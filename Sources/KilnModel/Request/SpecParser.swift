@@ -41,8 +41,10 @@ public struct SpecParser: Sendable {
     }
 
     /// Parses the path of a request; a query string is ignored. `isDecoded`: the path was already
-    /// percent-decoded (nginx's `DOCUMENT_URI`), so `%` is taken literally.
-    public func parse(_ rawPath: String, isDecoded: Bool = false) throws(SpecError) -> ImageRequest {
+    /// percent-decoded (nginx's `DOCUMENT_URI`), so `%` is taken literally. `hints`: the device's
+    /// answers for `ch:1` / `w:auto` URLs (`DeviceHintUse`); without it `w:auto` is a 400.
+    public func parse(_ rawPath: String, isDecoded: Bool = false,
+                      hints: (any DeviceHintResolving)? = nil) throws(SpecError) -> ImageRequest {
         guard rawPath.utf8.count <= maxPathBytes else {
             throw .malformedPath(reason: "path too long: \(rawPath.utf8.count) bytes, at most \(maxPathBytes)")
         }
@@ -64,7 +66,7 @@ public struct SpecParser: Sendable {
             }
         }
         let sourcePath = try PathDecoding.sourcePath(from: segments[index...], isDecoded: isDecoded)
-        return try builder.request(sourcePath: sourcePath, maxDimension: maxDimension, maxOperations: maxOperations)
+        return try builder.request(sourcePath: sourcePath, maxDimension: maxDimension, maxOperations: maxOperations, hints: hints)
     }
 
     /// Checks every preset: each must parse on its own and name no other preset.
@@ -72,7 +74,8 @@ public struct SpecParser: Sendable {
         for name in presets.keys.sorted() {
             var builder = RequestBuilder()
             _ = try parseOption("preset:\(name)", into: &builder, presetDepth: 0)
-            _ = try builder.request(sourcePath: "x", maxDimension: maxDimension, maxOperations: maxOperations)
+            _ = try builder.request(sourcePath: "x", maxDimension: maxDimension, maxOperations: maxOperations,
+                                    hints: PresetCheckHints())
         }
     }
 
@@ -92,4 +95,9 @@ public struct SpecParser: Sendable {
             }
         }
     }
+}
+
+/// Any width for `w:auto` in a preset, so `validatePresets` checks the rest of the chain.
+struct PresetCheckHints: DeviceHintResolving {
+    func resolve(_ use: DeviceHintUse) -> DeviceAnswer { DeviceAnswer(width: 1) }
 }

@@ -123,11 +123,13 @@ import Testing
         if script == "default" {
             arguments.append("-progressive")
         } else {
-            let scans = folder.appendingPathComponent("\(script)-\(components).txt")
+            let scans = folder.appendingPathComponent("\(script)-\(components)-\(UUID().uuidString).txt")
             try scanScript(script, components: components).write(to: scans, atomically: true, encoding: .utf8)
             arguments += ["-scans", scans.path]
         }
-        let output = folder.appendingPathComponent("\(source.replacingOccurrences(of: ":", with: "-"))-\(script).jpg")
+        // One file per call: tests run in parallel, and two of them make the same source and
+        // script (one read the other's half-written file).
+        let output = folder.appendingPathComponent("\(source.replacingOccurrences(of: ":", with: "-"))-\(script)-\(UUID().uuidString).jpg")
         arguments += ["-outfile", output.path, Corpus.folder.appendingPathComponent(file).path]
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/jpegtran")
@@ -136,6 +138,7 @@ import Testing
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
         let data = [UInt8](try Data(contentsOf: output))
+        try? FileManager.default.removeItem(at: output)
         #expect(data.withUnsafeBytes { JPEGScanLayout.parse($0) } != nil, "\(source) \(script) is progressive")
         return data
     }

@@ -262,19 +262,29 @@ class KilnStack:
         return out
 
 
-def running_stack(**kw) -> Iterator[KilnStack]:
-    """A started KilnStack for a module fixture (`yield from running_stack(root=root, ...)`): a
-    start that fails fails the test with its reason; afterwards SIGTERM, and the master must exit 0."""
+def started_stack(**kw) -> KilnStack:
+    """A started KilnStack; a start that fails fails the test with its reason (no traceback)."""
     s = KilnStack(**kw)
     try:
-        s.start()
+        return s.start()
     except SetupError as e:
         s.stop(check=False)
         s.cleanup()
         pytest.fail(str(e), pytrace=False)
-    yield s
+
+
+def stop_stack(s: KilnStack) -> None:
+    """SIGTERM; the master must exit 0. The stack's folders are removed either way."""
     try:
         code = s.stop()
         assert code == 0, f"kiln master exited with {code} after SIGTERM\n{s.logs()}"
     finally:
         s.cleanup()
+
+
+def running_stack(**kw) -> Iterator[KilnStack]:
+    """A started KilnStack for a module fixture (`yield from running_stack(root=root, ...)`): a
+    start that fails fails the test with its reason; afterwards SIGTERM, and the master must exit 0."""
+    s = started_stack(**kw)
+    yield s
+    stop_stack(s)

@@ -14,8 +14,8 @@ from urllib.parse import quote
 
 import pytest
 
-from helpers import SetupError, assert_plain_error
-from stack import KilnStack
+from helpers import assert_plain_error
+from stack import KilnStack, started_stack, stop_stack
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -36,20 +36,10 @@ def next_url(src: str, w: int, q: int | None = 75) -> str:
 
 
 def start(root, *args: str, workers: int = 1) -> KilnStack:
-    s = KilnStack(root=root, workers=workers, extra_args=list(args))
-    try:
-        return s.start()
-    except SetupError as e:
-        s.stop(check=False)
-        s.cleanup()
-        pytest.fail(str(e), pytrace=False)
+    return started_stack(root=root, workers=workers, extra_args=list(args))
 
 
-def stop(s: KilnStack) -> None:
-    try:
-        assert s.stop() == 0, s.logs()
-    finally:
-        s.cleanup()
+stop = stop_stack
 
 
 @pytest.fixture(scope="module", params=["adapted-first", "native-first"])

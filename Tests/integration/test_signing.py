@@ -16,8 +16,8 @@ import time
 
 import pytest
 
-from helpers import KILN_BIN, REPO, SetupError, assert_plain_error, sign_path
-from stack import KilnStack
+from helpers import KILN_BIN, REPO, assert_plain_error, sign_path
+from stack import KilnStack, started_stack, stop_stack
 
 K1 = "943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881"
 S1 = "520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5"
@@ -31,20 +31,10 @@ def sign(path: str, key: str = K1, salt: str = S1, size: int = 32) -> str:
 
 
 def start(root, **kw) -> KilnStack:
-    s = KilnStack(root=root, **kw)
-    try:
-        return s.start()
-    except SetupError as e:
-        s.stop(check=False)
-        s.cleanup()
-        pytest.fail(str(e), pytrace=False)
+    return started_stack(root=root, **kw)
 
 
-def finish(s: KilnStack) -> None:
-    try:
-        assert s.stop() == 0, s.logs()
-    finally:
-        s.cleanup()
+finish = stop_stack
 
 
 @pytest.fixture(scope="module")

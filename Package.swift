@@ -131,6 +131,7 @@ let package = Package(
         .target(name: "KilnOrigins", dependencies: [
             "KilnPipeline", "KilnHTTP", "KilnModel", "KilnPOSIX", "CKilnFetch",
             .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "KilnFastCGI", dependencies: ["KilnPOSIX"]),
         .target(name: "KilnServer", dependencies: [

@@ -8,6 +8,7 @@ extension CacheOutcome {
         switch self {
         case .hitMemory: "HIT-MEMORY"
         case .hitDisk: "HIT-DISK"
+        case .hitShared: "HIT-SHARED"
         case .miss: "MISS"
         case .coalesced: "COALESCED"
         }

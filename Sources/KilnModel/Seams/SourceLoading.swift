@@ -18,6 +18,13 @@ public struct SourceIdentity: Sendable, Hashable {
     public var canonical: String {
         "s=\(size);m=\(mtimeNanoseconds);i=\(inode)" + (validator.isEmpty ? "" : ";v=\(validator)")
     }
+    /// `canonical` without the inode, e.g. `s=1234;m=1700000000000000000` (and `;v=<ETag>`): the
+    /// same for a version on every host of a fleet (inodes differ from host to host; size, mtime
+    /// and validator do not on a shared or rsync'ed tree or a remote origin). Part of the shared
+    /// result store's keys (`CacheKey.sharedHex`).
+    public var portableCanonical: String {
+        "s=\(size);m=\(mtimeNanoseconds)" + (validator.isEmpty ? "" : ";v=\(validator)")
+    }
     /// Modification time in whole seconds (for `Last-Modified`).
     public var mtimeSeconds: Int64 { mtimeNanoseconds / 1_000_000_000 }
 }

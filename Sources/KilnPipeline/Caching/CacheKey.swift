@@ -19,6 +19,10 @@ public struct CacheKey: Sendable, Hashable {
     public let hex: String
     /// The source path relative to the root (kept in disk entries for `purge(sourcePath:)`).
     public let sourcePath: String
+    /// The name of the result in the shared result store (`SharedCaching`), the same on every
+    /// host: SHA-256 (64 hex digits) of the key text built with the source's portable identity
+    /// (`SourceIdentity.portableCanonical`, without the inode).
+    public let sharedHex: String
 
     /// - Parameters:
     ///   - canonicalRequest: `ImageRequest.canonical` (ends with the source path).
@@ -31,8 +35,10 @@ public struct CacheKey: Sendable, Hashable {
     public init(canonicalRequest: String, outputFormat: String, source: SourceIdentity, sourcePath: String,
                 settings: String = "", version: Int = CacheKey.formatVersion) {
         // The request is length-prefixed so that no spelling of it can imitate the fields after it.
-        text = "kiln-cache/\(version)\n\(canonicalRequest.utf8.count):\(canonicalRequest)\n\(outputFormat)\n\(source.canonical)\n\(settings)"
+        let request = "\(canonicalRequest.utf8.count):\(canonicalRequest)\n\(outputFormat)\n"
+        text = "kiln-cache/\(version)\n" + request + source.canonical + "\n" + settings
         hex = Digest.sha256Hex(text)
+        sharedHex = Digest.sha256Hex("kiln-shared/\(version)\n" + request + source.portableCanonical + "\n" + settings)
         self.sourcePath = sourcePath
     }
 

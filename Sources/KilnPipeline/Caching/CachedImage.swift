@@ -42,6 +42,8 @@ public enum CacheOutcome: String, Sendable, Equatable, CaseIterable {
     case hitMemory
     /// The disk cache, without waiting.
     case hitDisk
+    /// The shared result store (`cache.shared`), after both local caches missed.
+    case hitShared
     /// Rendered by this request.
     case miss
     /// Waited while another process (or worker) rendered it, then read its entry.

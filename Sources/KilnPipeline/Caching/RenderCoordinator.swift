@@ -1,7 +1,8 @@
 import KilnModel
 import Logging
 
-/// One render for many requests: memory → disk → lock → disk again → render → disk + memory.
+/// One render for many requests: memory → disk → lock → disk again → shared store → render →
+/// disk + memory (+ shared store, after the response).
 ///
 /// A request that finds neither cache takes the key's render lock (`RenderLocking`, the disk
 /// cache by default). Requests for the same key in other processes wait for it and then read the
@@ -21,8 +22,15 @@ import Logging
 /// (`CacheKey.sourceFailures`, given to `fetch` as `source`), which every variant of that source
 /// version looks up before rendering: 100 sizes of one bad file cost one attempt.
 ///
+/// With a shared result store (`shared`, `cache.shared`), a request that holds the render lock
+/// and still finds nothing on disk asks the store before rendering: the lock covers that read
+/// too, so concurrent requests for one variant on one host make one store lookup (the others wait
+/// and read the disk entry it wrote: `COALESCED`). A hit is kept on disk and in memory
+/// (`HIT-SHARED`); a render is enqueued for the store (`SharedCaching.enqueue`), written by
+/// `flushShared` after the response; failures never go there (`RenderCoordinator+Shared.swift`).
+///
 /// Every failure leaves as a `PipelineFailure`; a remembered one says where it came from (`outcome`).
-/// Without a disk cache there are no locks: memory → render → memory.
+/// Without a disk cache there are no locks: memory → shared store → render → memory.
 /// Not thread-safe: one per worker process. `ImagePipeline` owns one.
 public final class RenderCoordinator {
     public let memory: any ImageCaching
@@ -38,6 +46,8 @@ public final class RenderCoordinator {
     public let negativeTTL: Double
     /// Whether rendered results are written to disk (`cache.store` is not `original`).
     public let storesFinal: Bool
+    /// The second-level cache shared by the hosts of a fleet (`cache.shared`); nil: none.
+    public let shared: (any SharedCaching)?
     let logger: Logger
     let now: () -> Int64
     /// When the current request began (wall clock, ms; `requestBegan()`), plus the time it waited
@@ -50,7 +60,7 @@ public final class RenderCoordinator {
     /// - Parameter locks: the render lock; by default the disk cache when it is one (`DiskCache`).
     public init(memory: any ImageCaching, disk: (any DataCaching)?, locks: (any RenderLocking)? = nil,
                 lockTimeout: Double = 10, renderTimeout: Double = 0, negativeTTL: Double = 10,
-                storesFinal: Bool = true, logger: Logger,
+                storesFinal: Bool = true, shared: (any SharedCaching)? = nil, logger: Logger,
                 now: @escaping () -> Int64 = DiskCache.wallClockMilliseconds) {
         self.memory = memory
         self.disk = disk
@@ -59,18 +69,20 @@ public final class RenderCoordinator {
         self.renderTimeout = renderTimeout
         self.negativeTTL = negativeTTL
         self.storesFinal = storesFinal
+        self.shared = shared
         self.logger = logger
         self.now = now
     }
 
     /// The caches of a configuration: a `MemoryCache`, and a `DiskCache` when `disk_path` is set.
-    /// Temporary files left by writers that died are removed at once.
-    public convenience init(_ configuration: CacheConfiguration, renderTimeout: Double = 0, logger: Logger) {
+    /// Temporary files left by writers that died are removed at once. `shared`: the shared result store.
+    public convenience init(_ configuration: CacheConfiguration, renderTimeout: Double = 0, shared: (any SharedCaching)? = nil,
+                            logger: Logger) {
         let disk = DiskCache(configuration, logger: logger)
         disk?.removeAbandonedTemps()
         self.init(memory: MemoryCache(configuration), disk: disk,
                   lockTimeout: configuration.lockTimeout, renderTimeout: renderTimeout, negativeTTL: configuration.negativeTTL,
-                  storesFinal: configuration.storesFinal, logger: logger)
+                  storesFinal: configuration.storesFinal, shared: shared, logger: logger)
     }
 
     /// The result for `key`, from a cache or from `render` (called at most once, and only when no
@@ -92,12 +104,12 @@ public final class RenderCoordinator {
             if f.expires > now() { throw f.failure.with(outcome: .hitMemory) }
             failures[k.hex] = nil
         }
-        guard let disk else { return try renderAndStore(key, source, render, observer) }
+        guard let disk else { return try sharedOrRender(key, source, render, observer) }
         if let hit = try lookUp(key, in: disk, outcome: .hitDisk) { return hit }
         if let source { try lookUpSourceFailure(source, in: disk, outcome: .hitDisk) }
         // Without stored results (`cache.store = original`) a waiter would find nothing to read
         // and render after the holder anyway: no lock, the renders run side by side.
-        guard storesFinal, let locks else { return try renderAndStore(key, source, render, observer) }
+        guard storesFinal, let locks else { return try sharedOrRender(key, source, render, observer) }
 
         try observer?.enter(.wait)
         let asked = now()
@@ -111,6 +123,7 @@ public final class RenderCoordinator {
             // Another process may have finished between the first look and the lock.
             if let hit = try lookUp(key, in: disk, outcome: waited ? .coalesced : .hitDisk) { return hit }
             if waited, let source { try lookUpSourceFailure(source, in: disk, outcome: .coalesced) }
+            if let hit = lookUpShared(key, observer) { return hit }
             if waited { try observer?.enter(.wait, detail: "took over") }
             return try renderAndStore(key, source, render, observer)
         case .timedOut:
@@ -118,10 +131,10 @@ public final class RenderCoordinator {
             if let hit = try lookUp(key, in: disk, outcome: .coalesced) { return hit }
             if let source { try lookUpSourceFailure(source, in: disk, outcome: .coalesced) }
             logger.warning("render of \(key.sourcePath) still locked by another process past its deadline (or \(lockTimeout) s without one); rendering here too")
-            return try renderAndStore(key, source, render, observer)
+            return try sharedOrRender(key, source, render, observer)
         case .unavailable:
             observer?.lockTaken(waited: false)
-            return try renderAndStore(key, source, render, observer)
+            return try sharedOrRender(key, source, render, observer)
         }
     }
 
@@ -146,7 +159,7 @@ public final class RenderCoordinator {
         }
     }
 
-    private func renderAndStore(_ key: CacheKey, _ source: CacheKey?, _ render: () throws -> CachedImage,
+    func renderAndStore(_ key: CacheKey, _ source: CacheKey?, _ render: () throws -> CachedImage,
                                 _ observer: (any RenderObserving)?) throws(PipelineFailure) -> (CachedImage, CacheOutcome) {
         let image: CachedImage
         do {
@@ -172,6 +185,7 @@ public final class RenderCoordinator {
         }
         if storesFinal { disk?.store(.image(image), for: key) }
         memory[key] = image
+        shared?.enqueue(image, for: key)
         return (image, .miss)
     }
 

@@ -109,10 +109,12 @@ public final class ImagePipeline {
                  assets: stages.watermarks.identity(for: request.operations))
     }
 
-    /// Starts a background sweep of the disk cache when this process wrote enough, and reports
-    /// sweeps that finished; call it after the response is sent.
+    /// Writes the results rendered for the request to the shared result store (`cache.shared`),
+    /// starts a background sweep of the disk cache when this process wrote enough, and reports
+    /// both (and sweeps that finished) to the observer; call it after the response is sent.
     @discardableResult
     public func afterResponse() -> SweepStats? {
+        cache?.flushShared(observer: observer)
         let stats = cache?.maybeSweep()
         if let stats { observer?.swept(stats) }
         return stats

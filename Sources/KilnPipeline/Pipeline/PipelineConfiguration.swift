@@ -71,10 +71,12 @@ public struct PipelineConfiguration: Sendable {
     /// The standard pipeline over `source.root` with the caches of `cache` (a memory cache, and a
     /// disk cache with render locks when `disk_path` is set); sources go through the disk cache
     /// when `cache.store` keeps originals. `renderTimeout` (`limits.render_timeout`) is announced in
-    /// the render locks, so waiters keep waiting for a slow render within its deadline.
-    public func makePipeline(cache: CacheConfiguration, renderTimeout: Double = 0, logger: Logger) throws(ConfigError) -> ImagePipeline {
+    /// the render locks, so waiters keep waiting for a slow render within its deadline. `shared`:
+    /// the shared result store behind the local caches (`cache.shared`), nil for none.
+    public func makePipeline(cache: CacheConfiguration, renderTimeout: Double = 0, shared: (any SharedCaching)? = nil,
+                             logger: Logger) throws(ConfigError) -> ImagePipeline {
         let plain = try makePipeline(renderTimeout: renderTimeout)
-        let coordinator = RenderCoordinator(cache, renderTimeout: renderTimeout, logger: logger)
+        let coordinator = RenderCoordinator(cache, renderTimeout: renderTimeout, shared: shared, logger: logger)
         return ImagePipeline(stages: plain.stages, limits: limits, output: output, cache: coordinator, sourceBuilder: sources)
             .keepingOriginals(in: coordinator.disk, store: cache.store)
     }

@@ -16,6 +16,10 @@ public protocol RenderObserving: AnyObject {
     /// The render lock was taken (or given up on) after the `wait` stage; `waited`: another
     /// process held it first.
     func lockTaken(waited: Bool)
+    /// The shared result store was looked up (`SharedCaching`; for metrics).
+    func sharedLookup(_ lookup: SharedLookup)
+    /// A result was written to the shared result store, or not, after an answer.
+    func sharedWrite(_ write: SharedWrite)
 }
 
 extension RenderObserving {
@@ -27,4 +31,6 @@ extension RenderObserving {
     public func resultEncoded(format: ImageFormat, bytes: Int) {}
     public func swept(_ stats: SweepStats) {}
     public func lockTaken(waited: Bool) {}
+    public func sharedLookup(_ lookup: SharedLookup) {}
+    public func sharedWrite(_ write: SharedWrite) {}
 }

@@ -1,4 +1,5 @@
 import KilnHTTP
+import KilnOrigins
 import KilnPipeline
 import KilnModel
 import KilnProcessing
@@ -17,10 +18,16 @@ public struct HandlerFactory: Sendable {
     }
 
     /// Runs in the master before any worker starts (and on SIGHUP): throw to refuse the settings
-    /// (a missing root, a bad preset).
+    /// (a missing root, a bad preset, a shared result store without credentials).
     public func validate(_ configuration: KilnConfiguration) throws(ConfigError) {
         let pipeline = try configuration.pipeline(processors: processors.addingSleepProcessor(if: configuration.debug.sleepProcessor)).makePipeline()
         try configuration.fallback.validate(with: pipeline)
+        _ = try HandlerFactory.sharedStore(configuration, Logger(label: "kiln.shared"))
+    }
+
+    /// The shared result store of `configuration` (`cache.shared`), nil when none is configured.
+    public static func sharedStore(_ configuration: KilnConfiguration, _ logger: Logger) throws(ConfigError) -> SharedResultStore? {
+        try SharedResultStore.make(configuration.shared, origins: configuration.origins, logger: logger)
     }
 
     /// Runs once in each worker, with the master's validated values: the image handler, or the
@@ -36,7 +43,8 @@ public struct HandlerFactory: Sendable {
         return try makeImageHandler(pipeline: pipeline, cache: configuration.cache, http: configuration.http,
                                     security: configuration.security, allowLists: configuration.allowLists,
                                     fallback: configuration.fallback, adapters: configuration.urlAdapters,
-                                    renderTimeout: configuration.workerLimits.renderTimeout, logger: logger)
+                                    renderTimeout: configuration.workerLimits.renderTimeout,
+                                    shared: HandlerFactory.sharedStore(configuration, logger), logger: logger)
     }
 
     /// `makeImageHandler(pipeline:cache:http:logger:)` with the sections of `configuration`.
@@ -45,19 +53,22 @@ public struct HandlerFactory: Sendable {
                              cache: configuration.cache, http: configuration.http,
                              security: configuration.security, allowLists: configuration.allowLists,
                              fallback: configuration.fallback, adapters: configuration.urlAdapters,
-                             renderTimeout: configuration.workerLimits.renderTimeout, logger: logger)
+                             renderTimeout: configuration.workerLimits.renderTimeout,
+                             shared: HandlerFactory.sharedStore(configuration, logger), logger: logger)
     }
 
     /// The image handler of a worker, also used by `kiln warm` (one per thread): the standard
     /// pipeline with its caches; sources go through the disk cache when `cache.store` keeps originals.
-    /// `renderTimeout` is announced in render locks (waiters keep waiting within it).
+    /// `renderTimeout` is announced in render locks (waiters keep waiting within it). `shared`:
+    /// the shared result store behind the local caches (`cache.shared`), nil for none.
     public func makeImageHandler(pipeline: PipelineConfiguration, cache: CacheConfiguration,
                                  http: HTTPConfiguration, security: SecurityConfiguration = SecurityConfiguration(),
                                  allowLists: AllowListConfiguration = AllowListConfiguration(),
                                  fallback: FallbackConfiguration = FallbackConfiguration(),
                                  adapters: URLAdapters = URLAdapters(),
-                                 renderTimeout: Double = 0, logger: Logger) throws -> ImageHandler {
-        ImageHandler(pipeline: try pipeline.makePipeline(cache: cache, renderTimeout: renderTimeout, logger: logger),
+                                 renderTimeout: Double = 0, shared: (any SharedCaching)? = nil,
+                                 logger: Logger) throws -> ImageHandler {
+        ImageHandler(pipeline: try pipeline.makePipeline(cache: cache, renderTimeout: renderTimeout, shared: shared, logger: logger),
                      gate: RequestGate(security: security, allowLists: allowLists, adapters: adapters, parser: pipeline.parser), http: http,
                      fallbacks: fallback.images, logger: logger)
     }

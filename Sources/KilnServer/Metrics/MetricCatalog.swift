@@ -72,6 +72,15 @@ public enum MetricCatalog {
     public static let originSeconds = "kiln_origin_fetch_seconds_total"
     public static let originLimitWaitSeconds = "kiln_origin_limit_wait_seconds_total"
     public static let originResumed = "kiln_origin_resumed_total"
+    public static let sharedReads = "kiln_shared_cache_reads_total"
+    public static let sharedWrites = "kiln_shared_cache_writes_total"
+    public static let sharedWrittenBytes = "kiln_shared_cache_written_bytes_total"
+    /// `kiln_cache_requests_total`'s outcomes.
+    public static let outcomes = ["hit_memory", "hit_disk", "hit_shared", "miss", "coalesced", "negative"]
+    /// `kiln_shared_cache_reads_total`'s results (`SharedLookup.label`).
+    public static let sharedReadResults = ["hit", "miss", "error", "skipped"]
+    /// `kiln_shared_cache_writes_total`'s results (`SharedWrite.label`).
+    public static let sharedWriteResults = ["ok", "error", "skipped"]
     public static let shed = "kiln_requests_shed_total"
     public static let restarts = "kiln_worker_restarts_total"
     public static let workers = "kiln_workers"
@@ -82,8 +91,7 @@ public enum MetricCatalog {
     /// What the workers count, in their slots.
     public static let workerFamilies: [MetricFamily] = layout([
         (requests, "answers by status class (the master's fast 503s included)", .counter, "class", ["2xx", "3xx", "4xx", "5xx"]),
-        (cacheOutcomes, "answers by cache outcome (X-Cache); negative: a remembered failure", .counter, "outcome",
-         ["hit_memory", "hit_disk", "miss", "coalesced", "negative"]),
+        (cacheOutcomes, "answers by cache outcome (X-Cache); negative: a remembered failure", .counter, "outcome", outcomes),
         (renders, "renders: X-Cache MISS answers, failed renders included", .counter, nil, [""]),
         (abandoned, "requests stopped because the web server closed the connection (logged as 499)", .counter, nil, [""]),
         (requestDuration, "time in a worker from the request read to the answer written", .histogram(durationBuckets), nil, [""]),
@@ -102,6 +110,11 @@ public enum MetricCatalog {
         (originSeconds, "time spent fetching from remote origins, waits for their limits included", .secondsCounter, nil, [""]),
         (originLimitWaitSeconds, "time fetches waited for source.origin_concurrency and source.origin_rate", .secondsCounter, nil, [""]),
         (originResumed, "downloads from remote origins that continued an interrupted one (Range)", .counter, nil, [""]),
+        (sharedReads, "lookups in the shared result store (cache.shared) by result; error: failed, timed out or discarded; skipped: not asked after a recent failure",
+         .counter, "result", sharedReadResults),
+        (sharedWrites, "results written to the shared result store after the answer; skipped: over cache.shared_max_bytes or after a recent failure",
+         .counter, "result", sharedWriteResults),
+        (sharedWrittenBytes, "body bytes written to the shared result store", .counter, nil, [""]),
     ])
 
     /// What the master knows itself.

@@ -26,6 +26,9 @@ public final class WorkerMetrics {
     private let originNanoseconds: Counter
     private let originLimitWaitNanoseconds: Counter
     private let originResumed: Counter
+    private let sharedReads: [String: Counter]
+    private let sharedWrites: [String: Counter]
+    private let sharedWrittenBytes: Counter
 
     public init(factory: MetricsFactory) {
         typealias C = MetricCatalog
@@ -36,7 +39,7 @@ public final class WorkerMetrics {
             Dictionary(uniqueKeysWithValues: values.map { ($0, counter(name, label, $0)) })
         }
         requests = counters(C.requests, "class", ["2xx", "3xx", "4xx", "5xx"])
-        outcomes = counters(C.cacheOutcomes, "outcome", ["hit_memory", "hit_disk", "miss", "coalesced", "negative"])
+        outcomes = counters(C.cacheOutcomes, "outcome", C.outcomes)
         renders = counter(C.renders)
         abandoned = counter(C.abandoned)
         requestDuration = CoreMetrics.Timer(label: C.requestDuration, dimensions: [], factory: factory)
@@ -55,6 +58,20 @@ public final class WorkerMetrics {
         originNanoseconds = counter(C.originSeconds)
         originLimitWaitNanoseconds = counter(C.originLimitWaitSeconds)
         originResumed = counter(C.originResumed)
+        sharedReads = counters(C.sharedReads, "result", C.sharedReadResults)
+        sharedWrites = counters(C.sharedWrites, "result", C.sharedWriteResults)
+        sharedWrittenBytes = counter(C.sharedWrittenBytes)
+    }
+
+    /// The shared result store was looked up.
+    public func sharedLookup(_ lookup: SharedLookup) {
+        sharedReads[lookup.label]?.increment()
+    }
+
+    /// A result was written to the shared result store (or not).
+    public func sharedWrite(_ write: SharedWrite) {
+        sharedWrites[write.label]?.increment()
+        if case .written(let bytes) = write, bytes > 0 { sharedWrittenBytes.increment(by: Int64(bytes)) }
     }
 
     /// A remote source asked its origin.
@@ -109,6 +126,7 @@ public final class WorkerMetrics {
         case .miss?: "miss"
         case .hitMemory?: status >= 400 ? "negative" : "hit_memory"
         case .hitDisk?: status >= 400 ? "negative" : "hit_disk"
+        case .hitShared?: status >= 400 ? "negative" : "hit_shared"
         case .coalesced?: status >= 400 ? "negative" : "coalesced"
         case nil: nil
         }

@@ -90,6 +90,14 @@ public final class RequestMonitor: RenderObserving, OriginFetchObserving {
         metrics?.originFetched(fetch)
     }
 
+    public func sharedLookup(_ lookup: SharedLookup) {
+        metrics?.sharedLookup(lookup)
+    }
+
+    public func sharedWrite(_ write: SharedWrite) {
+        metrics?.sharedWrite(write)
+    }
+
     /// Only a real wait counts as the `wait` stage; taking a free lock is part of the lookup.
     public func lockTaken(waited: Bool) {
         if waited {

@@ -25,6 +25,8 @@ public struct KilnConfiguration: Sendable, Equatable {
     public var http = HTTPConfiguration()
     public var fallback = FallbackConfiguration()
     public var cache = CacheConfiguration()
+    /// `cache.shared*`: the shared result store.
+    public var shared = SharedStoreConfiguration()
     public var debug = DebugConfiguration()
 
     /// Every declared key, in the order of docs/configuration.md's table: the unknown-key check, the help,
@@ -33,7 +35,7 @@ public struct KilnConfiguration: Sendable, Equatable {
         settings: ServerConfiguration.settings + LogConfiguration.settings + SourceConfiguration.settings + OriginConfiguration.settings
             + LimitsConfiguration.settings + WorkerLimitsConfiguration.settings + AllowListConfiguration.settings
             + SecurityConfiguration.settings + AdapterConfiguration.settings + HTTPConfiguration.settings + FallbackConfiguration.settings + OutputConfiguration.settings
-            + CacheConfiguration.settings + DebugConfiguration.settings,
+            + CacheConfiguration.settings + SharedStoreConfiguration.settings + DebugConfiguration.settings,
         freeSections: [PresetConfiguration.section, WatermarkConfiguration.section])
 
     /// Every default.
@@ -59,6 +61,7 @@ public struct KilnConfiguration: Sendable, Equatable {
         http = try HTTPConfiguration(values)
         fallback = try FallbackConfiguration(values)
         cache = try CacheConfiguration(values)
+        shared = try SharedStoreConfiguration(values)
         debug = try DebugConfiguration(values)
     }
 

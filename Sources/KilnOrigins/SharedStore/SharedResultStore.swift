@@ -1,0 +1,112 @@
+import KilnModel
+import KilnPipeline
+import KilnPOSIX
+import Logging
+
+/// The shared result store (`cache.shared = "s3://bucket/prefix/"`): a second-level cache on an
+/// S3-compatible object store that every host of a fleet reads before rendering and writes after
+/// (`SharedCaching`, asked by `RenderCoordinator`).
+///
+/// Objects are grouped by source: `<prefix><SourceTag.hex>/<CacheKey.sharedHex>`, both parts hex
+/// digits, so whatever a source path holds (`..`, `%2F`, newlines) a key stays under the prefix,
+/// and one listing finds every variant of a source (`purge(sourcePath:)`). The object's metadata
+/// carry what an answer needs (`SharedEntryCodec`); every read is verified and a mismatch is
+/// discarded (an error in the metrics, a warning at most once per interval), never served: the
+/// render then overwrites it.
+///
+/// Fail-open: a lookup is bounded by `cache.shared_timeout` (the reading client's time-out), a
+/// write by `cache.shared_write_timeout`; any failure makes the breaker (`StoreBreaker`) skip the
+/// store for `cache.shared_retry_after`, during which lookups and writes are `.skipped`. Writes
+/// happen only in `flush()`, after the response; results over `cache.shared_max_bytes` are skipped.
+///
+/// Expiry is the store's business (lifecycle rules on the prefix): Kiln never lists to evict.
+/// One per worker process, not thread-safe.
+public final class SharedResultStore: SharedCaching {
+    /// Reads, bounded by `cache.shared_timeout`.
+    let reader: any ObjectStoring
+    /// Writes, listings and deletions, bounded by `cache.shared_write_timeout`.
+    let writer: any ObjectStoring
+    /// The key prefix: empty or ending with `/`.
+    public let prefix: String
+    public let maxBytes: Int
+    let breaker: StoreBreaker
+    /// Results rendered since the last flush (at most `pendingLimit`).
+    private var pending: [(key: CacheKey, image: CachedImage)] = []
+    static let pendingLimit = 16
+
+    /// - Parameters:
+    ///   - reader: the store as lookups see it (short time-out); `writer` (default: the same) for
+    ///     writes, listings and deletions.
+    ///   - prefix: empty, or ending with `/`.
+    ///   - now: monotonic seconds (the breaker's clock).
+    public init(reader: any ObjectStoring, writer: (any ObjectStoring)? = nil, prefix: String, maxBytes: Int,
+                retryAfter: Double, logger: Logger, now: @escaping () -> Double = MonotonicClock.seconds) {
+        self.reader = reader
+        self.writer = writer ?? reader
+        self.prefix = prefix
+        self.maxBytes = maxBytes
+        breaker = StoreBreaker(retryAfter: retryAfter, logger: logger, now: now)
+    }
+
+    /// The prefix every variant of `sourcePath` is stored under: `<prefix><SourceTag.hex>/`.
+    public func sourcePrefix(_ sourcePath: String) -> String {
+        prefix + SourceTag(sourcePath: sourcePath).hex + "/"
+    }
+
+    /// The object key of `key`: `<prefix><SourceTag.hex>/<CacheKey.sharedHex>`.
+    public func objectKey(for key: CacheKey) -> String {
+        sourcePrefix(key.sourcePath) + key.sharedHex
+    }
+
+    public func lookUp(_ key: CacheKey) -> SharedLookup {
+        guard breaker.isClosed else { return .skipped }
+        let object: StoredObject?
+        do {
+            object = try reader.get(objectKey(for: key))
+        } catch {
+            breaker.failed("a lookup", error.message)
+            return .failed(error.message)
+        }
+        guard let object else { return .miss }
+        switch SharedEntryCodec.decode(object, for: key) {
+        case .success(let image):
+            return .hit(image)
+        case .failure(let refusal):
+            let reason = "discarded \(objectKey(for: key)) (\(key.sourcePath)): \(refusal.reason)"
+            breaker.warn("discarded", "shared result store (cache.shared): \(reason); rendering it again")
+            return .failed(reason)
+        }
+    }
+
+    public func enqueue(_ image: CachedImage, for key: CacheKey) {
+        guard pending.count < SharedResultStore.pendingLimit else { return }
+        pending.append((key, image))
+    }
+
+    public func flush() -> [SharedWrite] {
+        let entries = pending
+        pending.removeAll()
+        return entries.map { write($0.image, for: $0.key) }
+    }
+
+    private func write(_ image: CachedImage, for key: CacheKey) -> SharedWrite {
+        guard image.data.count <= maxBytes, breaker.isClosed else { return .skipped }
+        let (body, contentType, metadata) = SharedEntryCodec.encode(image, for: key)
+        do throws(ObjectStoreError) {
+            try writer.put(objectKey(for: key), body: body, contentType: contentType, metadata: metadata)
+            return .written(body.count)
+        } catch {
+            breaker.failed("a write", error.message)
+            return .failed(error.message)
+        }
+    }
+
+    /// Removes every stored variant of `sourcePath` (lists `<prefix><SourceTag.hex>/`, deletes
+    /// what it found); how many objects were removed. Not subject to the breaker: it is asked for.
+    public func purge(sourcePath: String) throws(ObjectStoreError) -> Int {
+        let under = sourcePrefix(sourcePath)
+        let keys = try writer.list(prefix: under).filter { $0.hasPrefix(under) }
+        guard !keys.isEmpty else { return 0 }
+        return try writer.delete(keys)
+    }
+}

@@ -1,0 +1,38 @@
+import KilnModel
+
+/// The shared result store's part of a fetch (`SharedCaching`, `cache.shared`): looked up when
+/// this process is about to render (after the local caches, under the render lock when there is
+/// one), written after the response.
+extension RenderCoordinator {
+    /// The result from the shared store, kept on disk (when rendered results go there) and in
+    /// memory, as `.hitShared`; nil when there is no store or it had nothing usable. The lookup is
+    /// told to `observer` (metrics).
+    func lookUpShared(_ key: CacheKey, _ observer: (any RenderObserving)?) -> (CachedImage, CacheOutcome)? {
+        guard let shared else { return nil }
+        let lookup = shared.lookUp(key)
+        observer?.sharedLookup(lookup)
+        guard case .hit(let image) = lookup else { return nil }
+        if storesFinal { disk?.store(.image(image), for: key) }
+        memory[key] = image
+        return (image, .hitShared)
+    }
+
+    /// The shared store's result, or a render (without render locks: no disk cache, or
+    /// `cache.store = original`, or the lock could not be had).
+    func sharedOrRender(_ key: CacheKey, _ source: CacheKey?, _ render: () throws -> CachedImage,
+                        _ observer: (any RenderObserving)?) throws(PipelineFailure) -> (CachedImage, CacheOutcome) {
+        if let hit = lookUpShared(key, observer) { return hit }
+        return try renderAndStore(key, source, render, observer)
+    }
+
+    /// Writes the results rendered since the last call to the shared store and tells `observer`
+    /// what each write did. Call it after the response was written: it may take up to
+    /// `cache.shared_write_timeout` per result.
+    @discardableResult
+    public func flushShared(observer: (any RenderObserving)?) -> [SharedWrite] {
+        guard let shared else { return [] }
+        let writes = shared.flush()
+        for write in writes { observer?.sharedWrite(write) }
+        return writes
+    }
+}

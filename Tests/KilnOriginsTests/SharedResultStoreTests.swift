@@ -161,16 +161,23 @@ import KilnPipeline
         #expect(store.lookUp(key) == .failed("connection refused"))
         #expect(bucket.calls == calls + 1)
         #expect(recorder.messages(.warning).count == 2)
-        // A failed write opens it too; after the interval, with the store back, all is well.
+        // Past the interval the store is probed by a lookup (short time-out), never by a write.
         clock.advance(seconds: 11)
         store.enqueue(Self.image(10), for: key)
-        #expect(store.flush() == [.failed("connection refused")])
-        #expect(store.lookUp(key) == .skipped)
-        clock.advance(seconds: 11)
+        #expect(store.flush() == [.skipped])
+        #expect(bucket.calls == calls + 1)
         bucket.failure = nil
         #expect(store.lookUp(key) == .miss)
         store.enqueue(Self.image(10), for: key)
         #expect(store.flush() == [.written(10)])
+        // A failed write opens it too.
+        bucket.failure = .unavailable("timed out")
+        store.enqueue(Self.image(11), for: F.key("w:31"))
+        #expect(store.flush() == [.failed("timed out")])
+        #expect(store.lookUp(key) == .skipped)
+        clock.advance(seconds: 10)
+        bucket.failure = nil
+        #expect(store.lookUp(key) == .hit(Self.image(10)))
     }
 
     @Test func largeResultsAreNotWritten() {

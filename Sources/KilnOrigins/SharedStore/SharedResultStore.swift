@@ -16,7 +16,8 @@ import Logging
 ///
 /// Fail-open: a lookup is bounded by `cache.shared_timeout` (the reading client's time-out), a
 /// write by `cache.shared_write_timeout`; any failure makes the breaker (`StoreBreaker`) skip the
-/// store for `cache.shared_retry_after`, during which lookups and writes are `.skipped`. Writes
+/// store for `cache.shared_retry_after`, during which lookups and writes are `.skipped` (and
+/// writes until a lookup succeeded again: a lookup's short time-out probes the store). Writes
 /// happen only in `flush()`, after the response; results over `cache.shared_max_bytes` are skipped.
 ///
 /// Expiry is the store's business (lifecycle rules on the prefix): Kiln never lists to evict.
@@ -67,6 +68,7 @@ public final class SharedResultStore: SharedCaching {
             breaker.failed("a lookup", error.message)
             return .failed(error.message)
         }
+        breaker.succeeded()
         guard let object else { return .miss }
         switch SharedEntryCodec.decode(object, for: key) {
         case .success(let image):
@@ -90,7 +92,7 @@ public final class SharedResultStore: SharedCaching {
     }
 
     private func write(_ image: CachedImage, for key: CacheKey) -> SharedWrite {
-        guard image.data.count <= maxBytes, breaker.isClosed else { return .skipped }
+        guard image.data.count <= maxBytes, breaker.writable else { return .skipped }
         let (body, contentType, metadata) = SharedEntryCodec.encode(image, for: key)
         do throws(ObjectStoreError) {
             try writer.put(objectKey(for: key), body: body, contentType: contentType, metadata: metadata)

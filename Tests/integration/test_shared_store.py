@@ -64,18 +64,18 @@ def weed(tmp_path_factory):
     except RuntimeError as e:
         store.stop()
         pytest.fail(str(e), pytrace=False)
-    store.s3 = store.client()
+    store.boto = store.client()
     yield store
     store.stop()
 
 
-def shared_stack(make_stack, weed, disk: Path | None, *extra: str, workers: int = 2, prefix: str = PREFIX):
+def shared_stack(make_stack, weed, disk: Path | None, *extra: str, workers: int = 2, prefix: str = PREFIX, **kw):
     args = ["--set", f"cache.shared=s3://{BUCKET}/{prefix}", "--set", f"cache.shared_endpoint={weed.endpoint}",
             "--set", "source.allowed_networks=127.0.0.1"]
     if disk is not None:
         args += ["--set", f"cache.disk_path={disk}"]
     env = {**weed.environment, "AWS_SESSION_TOKEN": ""}
-    return make_stack(workers=workers, env=env, extra_args=args + list(extra))
+    return make_stack(workers=workers, env=env, extra_args=args + list(extra), **kw)
 
 
 def scrape(client) -> dict[tuple, float]:
@@ -116,7 +116,7 @@ def test_a_cold_host_answers_from_the_store_with_the_same_etag(make_stack, weed,
     assert r.status == 200 and r.header("X-Cache") == "MISS", r.describe()
     keys = weed.wait_keys(PREFIX + source_tag(SOURCE) + "/", n=2)  # this variant and the start-up probe's
     assert all(re.fullmatch(re.escape(PREFIX + source_tag(SOURCE)) + "/[0-9a-f]{64}", k) for k in keys), keys
-    heads = {k: weed.s3.head_object(Bucket=BUCKET, Key=k) for k in keys}
+    heads = {k: weed.boto.head_object(Bucket=BUCKET, Key=k) for k in keys}
     mine = [k for k, h in heads.items() if h["Metadata"].get("kiln-digest") == r.header("ETag").strip('"')]
     assert len(mine) == 1, {k: h["Metadata"] for k, h in heads.items()}
     meta = heads[mine[0]]["Metadata"]
@@ -159,7 +159,7 @@ def test_a_tampered_object_is_rerendered_and_overwritten(make_stack, weed):
         deadline = time.monotonic() + 15
         while True:
             for k in sorted(weed.keys(prefix)):
-                o = weed.s3.get_object(Bucket=BUCKET, Key=k)
+                o = weed.boto.get_object(Bucket=BUCKET, Key=k)
                 if o["Metadata"].get("kiln-digest") == etag:
                     return k, o["Metadata"], o["Body"].read()
             assert time.monotonic() < deadline, f"no object of {path} under {prefix}: {weed.keys(prefix)}"
@@ -174,7 +174,7 @@ def test_a_tampered_object_is_rerendered_and_overwritten(make_stack, weed):
         ("another key", body, {**meta, "kiln-key": "0" * 64}),
     ]:
         before = scrape(client)
-        weed.s3.put_object(Bucket=BUCKET, Key=key, Body=new_body, Metadata=new_meta, ContentType="image/jpeg")
+        weed.boto.put_object(Bucket=BUCKET, Key=key, Body=new_body, Metadata=new_meta, ContentType="image/jpeg")
         t = client.get(path)
         assert t.status == 200 and t.header("X-Cache") == "MISS", (what, t.describe())
         assert t.body == r.body and t.header("ETag") == r.header("ETag"), what
@@ -184,7 +184,7 @@ def test_a_tampered_object_is_rerendered_and_overwritten(make_stack, weed):
         # Overwritten by the render (after its answer): served from the store again.
         deadline = time.monotonic() + 15
         while True:
-            o = weed.s3.get_object(Bucket=BUCKET, Key=key)
+            o = weed.boto.get_object(Bucket=BUCKET, Key=key)
             if o["Body"].read() == body and o["Metadata"] == meta:
                 break
             assert time.monotonic() < deadline, f"{what}: not overwritten"
@@ -251,7 +251,9 @@ def test_concurrent_cold_requests_make_one_store_read(make_stack, weed, tmp_path
     disk = tmp_path / "cache"
     disk.mkdir()
     os.chmod(tmp_path, 0o755)
-    s = shared_stack(make_stack, weed, disk, *SLEEP_ON, "--set", "server.queue_timeout=0", prefix="coalesce/")
+    # nginx admits 8 connections per client by default: these 16 all reach kiln.
+    s = shared_stack(make_stack, weed, disk, *SLEEP_ON, "--set", "server.queue_timeout=0", prefix="coalesce/",
+                     nginx_env={"KILN_NGINX_CONN_LIMIT": "32"})
     client = s.client()
     before = scrape(client)
     path = sleep_url(400, 222)

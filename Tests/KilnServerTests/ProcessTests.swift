@@ -319,6 +319,9 @@ struct ProcessTests {
         (["--config", "/nonexistent/kiln.conf"], [:], "cannot read configuration"),
         (["--log-level", "loud"], [:], "log.level"),
         (["--set", "server.socket_owner=no-such-user-kiln"], [:], "no user named"),
+        (["--set", "cache.shared=https://store/x/"], [:], "cache.shared"),
+        (["--set", "cache.shared=s3://kiln-cache/fleet/"], ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""],
+         "cache.shared = s3://kiln-cache/fleet/ but there are no S3 credentials"),
     ])
     func invalidConfigurationExitsWithStatus2(_ args: [String], _ env: [String: String], _ expected: String) throws {
         let folder = try TemporaryFile.folder()

@@ -3,8 +3,7 @@ import HTTPTypes
 /// The header fields Kiln writes and reads, spelt once: swift-http-types' registry
 /// (`HTTPField.Name`) where it has them, Kiln's own (`X-Cache`, `X-Request-Id`) and the few the
 /// registry lacks (`Server-Timing`, `Timing-Allow-Origin`, `CDN-Cache-Control`, the surrogate
-/// keys) declared here
-/// through `HTTPField.Name` too, so each is checked as a valid field name.
+/// keys) declared here through `HTTPField.Name` too, so each is checked as a valid field name.
 ///
 /// Names are as sent (`rawName`); a request's headers are keyed by the lowercase name
 /// (`HTTPRequest.headers`), which the `Request` names give.

@@ -35,7 +35,7 @@ KILN_APT_PACKAGES=(
 # Tests/integration/requirements.txt.)
 KILN_TEST_APT_PACKAGES=(
     iproute2 apache2 lighttpd libjpeg-turbo-progs libavif-bin libheif-examples chromium chromium-driver fonts-dejavu-core gifsicle webp
-    nodejs varnish varnish-modules
+    nodejs varnish varnish-modules haproxy
 )
 
 kiln_log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

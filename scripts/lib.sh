@@ -28,6 +28,7 @@ KILN_APT_PACKAGES=(
 #   (test_demo_page.py, Selenium) and its screenshot;
 # - gifsicle, webp: GIFs made and animated WebP read back by the animation test (test_animation.py);
 # - nodejs: `node --test` for the front-end loaders of integrations/ (test_integrations.py);
+# - haproxy: HAProxy 2.6, the bounded-load recipe haproxy/kiln-hosts.cfg (test_haproxy_bounded_load.py)
 # - varnish, varnish-modules: Varnish 7.1 and its vmod-xkey, the edge cache of varnish/kiln.vcl
 #   (test_edge_varnish.py and the fleet test run private instances, `varnishd -F -n <dir>`; on a
 #   machine with an init system the package also starts the stock service on port 6081).

@@ -26,6 +26,7 @@ public struct KilnConfiguration: Sendable, Equatable {
     public var fallback = FallbackConfiguration()
     public var cache = CacheConfiguration()
     public var debug = DebugConfiguration()
+    public var purge = PurgeConfiguration()
 
     /// Every declared key, in the order of docs/configuration.md's table: the unknown-key check, the help,
     /// `kiln config dump`, the table and `kiln.example.toml` all come from here.
@@ -33,7 +34,7 @@ public struct KilnConfiguration: Sendable, Equatable {
         settings: ServerConfiguration.settings + LogConfiguration.settings + SourceConfiguration.settings + OriginConfiguration.settings
             + LimitsConfiguration.settings + WorkerLimitsConfiguration.settings + AllowListConfiguration.settings
             + SecurityConfiguration.settings + AdapterConfiguration.settings + HTTPConfiguration.settings + FallbackConfiguration.settings + OutputConfiguration.settings
-            + CacheConfiguration.settings + DebugConfiguration.settings,
+            + CacheConfiguration.settings + PurgeConfiguration.settings + DebugConfiguration.settings,
         freeSections: [PresetConfiguration.section, WatermarkConfiguration.section])
 
     /// Every default.
@@ -60,6 +61,7 @@ public struct KilnConfiguration: Sendable, Equatable {
         fallback = try FallbackConfiguration(values)
         cache = try CacheConfiguration(values)
         debug = try DebugConfiguration(values)
+        purge = try PurgeConfiguration(values)
     }
 
     /// The URL adapters switched on, with the HTTP origins an absolute source URL may name (an

@@ -49,7 +49,7 @@ extension CacheCommand {
             }
             var failed = false
             for outcome in tiers.purge(sourcePath: relative) {
-                Output.line("\(outcome.target): \(outcome.answer)")
+                Output.line(outcome.line)
                 if !outcome.ok {
                     failed = true
                     Diagnostics.fail("purge of \(relative) failed at \(outcome.target): \(outcome.answer)")

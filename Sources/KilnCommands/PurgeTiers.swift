@@ -21,11 +21,14 @@ import Logging
 struct PurgeTiers {
     /// What one target answered.
     struct Outcome: Equatable {
-        /// `shared store s3://…`, `disk /var/cache/kiln`, `host 10.0.0.5:9001`, `varnish http://…`, `hook https://…`.
+        /// `shared store s3://…`, `disk`, `host 10.0.0.5:9001`, `varnish http://…`, `hook https://…`.
         var target: String
         var ok: Bool
         /// One line: what was removed, or the status and first line of the answer, or why it failed.
         var answer: String
+        /// The report's line: `<target>: <answer>`; the local disk's says it as before this tier
+        /// existed (`purged N entries (B) of <path> from <disk_path>`).
+        var line: String { target == "disk" ? answer : "\(target): \(answer)" }
     }
 
     let configuration: KilnConfiguration
@@ -42,8 +45,8 @@ struct PurgeTiers {
         if let shared = purgeSharedStore(sourcePath) { out.append(shared) }
         if let disk = DiskCache(configuration.cache, logger: logger) {
             let removed = disk.purge(sourcePath: sourcePath)
-            out.append(Outcome(target: "disk \(disk.path)", ok: true,
-                               answer: "purged \(removed.entries) entries (\(Output.bytes(removed.bytes))) of \(sourcePath)"))
+            out.append(Outcome(target: "disk", ok: true,
+                               answer: "purged \(removed.entries) entries (\(Output.bytes(removed.bytes))) of \(sourcePath) from \(disk.path)"))
         }
         let tag = SourceTag(sourcePath: sourcePath)
         let encoded = PurgeTiers.percentEncoded(sourcePath)

@@ -30,7 +30,7 @@ public struct PurgeConfiguration: ConfigSection, Equatable {
         public static let varnish = Setting<[String]>.custom(
             "purge.varnish", default: [], type: "URL list",
             expected: "http://host:port addresses separated by commas",
-            doc: "edge caches that `kiln cache purge --source` sends `PURGE /` with the header `xkey: kiln-src-<tag>` (Varnish with vmod-xkey, docs/several-hosts.md)",
+            doc: "edge caches that `kiln cache purge --source` sends `PURGE /` with the header `xkey: kiln-src-<tag>` (Varnish with vmod-xkey)",
             parse: { PurgeConfiguration.list($0) { PurgeConfiguration.isHTTPURL($0, httpsToo: false) ? $0 : nil } },
             format: { $0.joined(separator: ",") })
         public static let hooks = Setting<[String]>.custom(

@@ -120,6 +120,37 @@ static int header_value(const char *line, size_t len, const char *name, char *ou
     return 1;
 }
 
+/* Appends `x-amz-meta-<name>: value` (name lower-cased, value trimmed) to r->meta as a line. */
+static void append_meta(kiln_fetch_result *r, const char *line, size_t len) {
+    static const char prefix[] = "x-amz-meta-";
+    size_t p = sizeof prefix - 1;
+    if (len <= p || strncasecmp(line, prefix, p) != 0) return;
+    const char *colon = memchr(line, ':', len);
+    if (!colon || colon == line + p) return;
+    const char *v = colon + 1;
+    const char *end = line + len;
+    while (v < end && (*v == ' ' || *v == '\t')) v++;
+    while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t')) end--;
+    size_t name_len = (size_t)(colon - line) - p;
+    size_t value_len = (size_t)(end - v);
+    size_t used = strlen(r->meta);
+    if (used + name_len + 2 + value_len + 2 > sizeof r->meta) {
+        r->meta_truncated = 1;
+        return;
+    }
+    char *out = r->meta + used;
+    for (size_t i = 0; i < name_len; i++) {
+        char c = line[p + i];
+        *out++ = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+    }
+    *out++ = ':';
+    *out++ = ' ';
+    memcpy(out, v, value_len);
+    out += value_len;
+    *out++ = '\n';
+    *out = 0;
+}
+
 static size_t on_header(char *data, size_t size, size_t count, void *user) {
     transfer *t = user;
     kiln_fetch_result *r = t->result;
@@ -130,6 +161,9 @@ static size_t on_header(char *data, size_t size, size_t count, void *user) {
         r->last_modified[0] = 0;
         r->content_range[0] = 0;
         r->content_length = -1;
+        r->content_type[0] = 0;
+        r->meta[0] = 0;
+        r->meta_truncated = 0;
         t->chunked = 0;
         t->window_start = 0;
         return n;
@@ -146,6 +180,8 @@ static size_t on_header(char *data, size_t size, size_t count, void *user) {
     header_value(data, n, "ETag", r->etag, sizeof r->etag);
     header_value(data, n, "Last-Modified", r->last_modified, sizeof r->last_modified);
     header_value(data, n, "Content-Range", r->content_range, sizeof r->content_range);
+    header_value(data, n, "Content-Type", r->content_type, sizeof r->content_type);
+    append_meta(r, data, n);
     if (header_value(data, n, "Content-Length", length, sizeof length)) {
         char *end = NULL;
         long long v = strtoll(length, &end, 10);
@@ -216,6 +252,16 @@ int kiln_fetch(const kiln_fetch_request *request, kiln_fetch_result *result) {
     curl.easy_setopt(h, CURLOPT_OPENSOCKETDATA, &t);
     if (result->max_bytes > 0) curl.easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)result->max_bytes);
     if (headers) curl.easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    if (request->method && strcmp(request->method, "HEAD") == 0) {
+        curl.easy_setopt(h, CURLOPT_NOBODY, 1L);
+    } else if (request->method && strcmp(request->method, "GET") != 0) {
+        curl.easy_setopt(h, CURLOPT_CUSTOMREQUEST, request->method);
+    }
+    if (request->body && request->body_length > 0) {
+        /* Sent from the caller's buffer as it is (no copy, no form encoding). */
+        curl.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)request->body_length);
+        curl.easy_setopt(h, CURLOPT_POSTFIELDS, (const char *)request->body);
+    }
     if (request->low_speed_limit > 0 && request->low_speed_time > 0) {
         curl.easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
         curl.easy_setopt(h, CURLOPT_XFERINFODATA, &t);

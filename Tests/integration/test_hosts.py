@@ -18,6 +18,23 @@ Checked:
   and status port), a request without the secret or with a wrong one gets 403 and nothing
   rendered, and no log holds the secret.
 
+With the shared result store (issue 28): a real SeaweedFS (`seaweed.py`, `weed server -s3`) on
+nginx's address is every host's `cache.shared`, and a real Varnish 7.1 with vmod-xkey
+(`varnish.py`, the shipped `varnish/kiln.vcl`) stands in front of nginx as the edge:
+- every rendered variant reaches the store, under `fleet/<source tag>/<variant>` and nowhere else;
+- a host whose disk cache is wiped (and memory lost with a restart) answers its whole share from
+  the store: zero renders;
+- while a host is down, the next host on the ring answers its variants from the store, not by
+  rendering;
+- the store hung (SIGSTOP) and then killed: every request still answers 200 by rendering, none
+  slower than a render plus the store's timeout (2x margin), errors counted; started again,
+  writes resume;
+- `kiln cache purge --source X` (store, every host's disk and memory through their status
+  sockets, Varnish by xkey) leaves no tier holding a variant of X, Y untouched; the next request
+  for each variant of X renders once in the fleet;
+- hostile source names give keys inside the prefix; an object tampered with in the store (cut
+  short, or a wrong digest in its metadata) is discarded and rendered again, then overwritten.
+
 Where network namespaces cannot be made, the hosts listen on 127.0.0.2-4 instead (the output
 says so); everything else is the same.
 """
@@ -35,6 +52,7 @@ import struct
 import subprocess
 import tempfile
 import time
+import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +61,7 @@ import pytest
 
 from fcgiclient import fcgi_params
 from helpers import KILN_BIN, NGINX_DIR, HttpClient, assert_plain_error
+from seaweed import SeaweedStore
 from stack import alive, child_pids, free_port, tail
 
 KEY = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"
@@ -50,6 +69,14 @@ SALT = "a1b2c3d4e5f60718"
 SECRET = "9c1f0d7e2b4a6c8e0f1d3b5a7c9e1f2d"  # the peer secret nginx and the hosts share
 PORT = 9000
 SOURCE = "pillow_hopper.jpg"  # 128 x 128: cheap renders
+STATUS_PORT = PORT + 1  # server.status_listen = auto
+BUCKET, PREFIX = "kiln", "fleet/"
+STORE_TIMEOUT = 0.3  # cache.shared_timeout
+RETRY_AFTER = 2  # cache.shared_retry_after
+# Sources of the store tests: copies of SOURCE under other names (another tag each).
+PURGED, KEPT, TAMPERED = "purge-x.jpg", "keep-y.jpg", "tamper.jpg"
+ODD = ["odd dir/na me;1.jpg", "odd dir/%2e%2e.jpg", "odd dir/\u00e9t\u00e9.jpg"]
+KEY_PATTERN = re.compile(r"^fleet/[0-9a-f]{32}/[0-9a-f]{64}$")
 HOSTS = 3
 VARIANTS = [(w, h) for w in range(8, 48) for h in range(8, 33)]  # 40 x 25 = 1,000 distinct sizes
 TOLERANCE = 0.15
@@ -164,6 +191,7 @@ class Host:
     addr: str
     dir: Path
     cmd: list[str]
+    env: dict[str, str] = field(default_factory=dict)
     proc: subprocess.Popen | None = None
     logs: list[Path] = field(default_factory=list)
 
@@ -175,7 +203,8 @@ class Host:
         log = self.dir / f"kiln-{len(self.logs) + 1}.log"
         self.logs.append(log)
         with open(log, "ab") as f:
-            self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=f, stderr=f)
+            self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=f, stderr=f,
+                                         env={**os.environ, **self.env})
         deadline = time.monotonic() + timeout
         while True:
             if self.proc.poll() is not None:
@@ -213,6 +242,22 @@ class Host:
     def log_text(self) -> str:
         return "".join(p.read_text(errors="replace") for p in self.logs if p.exists())
 
+    def wipe_cache(self) -> None:
+        """Removes everything in the disk cache folder (the host is stopped)."""
+        for p in self.cache.iterdir():
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
+
+    def metric(self, name: str, label: str = "") -> float:
+        """The sum of the series of `name` (with `label`, e.g. `result="hit"`, in them) on this
+        host's /_kiln/metrics, read on its status port."""
+        raw = fcgi_tcp(self.addr, STATUS_PORT, fcgi_params("GET", "/_kiln/metrics") | {"KILN_PEER_SECRET": SECRET},
+                       source=FLEET_SOURCE[0])
+        total = 0.0
+        for line in stdout_of(raw).decode(errors="replace").splitlines():
+            if line.startswith(name) and (line[len(name):len(name) + 1] in ("{", " ")) and label in line:
+                total += float(line.rsplit(" ", 1)[1])
+        return total
+
     def access(self) -> dict[str, tuple[str, str]]:
         """request id -> (status, cache) of every access line this host wrote."""
         out = {}
@@ -226,34 +271,69 @@ class Host:
         return out
 
 
+# The address the test's own FastCGI connections come from (nginx's, in the allow-list).
+FLEET_SOURCE: list[str] = ["127.0.0.1"]
+
+
 class Fleet:
     def __init__(self, root: Path):
         self.dir = Path(tempfile.mkdtemp(prefix="kiln-hosts-", dir=os.environ.get("TMPDIR", "/tmp")))
         os.chmod(self.dir, 0o755)
         self.net = Network(str(os.getpid()))
-        secret_file = self.dir / "peer-secret"
-        secret_file.write_text(SECRET + "\n")
-        os.chmod(secret_file, 0o600)
+        FLEET_SOURCE[0] = self.net.nginx_addr
+        self.root = self.dir / "root"
+        (self.root / "odd dir").mkdir(parents=True)
+        for name in [SOURCE, PURGED, KEPT, TAMPERED] + ODD:
+            shutil.copyfile(root / SOURCE, self.root / name)
+        os.chmod(self.root, 0o755)
+        self.secret_file = self.dir / "peer-secret"
+        self.secret_file.write_text(SECRET + "\n")
+        os.chmod(self.secret_file, 0o600)
+        # The shared store, on nginx's address: reachable from every host's namespace.
+        self.store = SeaweedStore(self.dir / "store", addr=self.net.nginx_addr, bucket=BUCKET)
+        self.shared = [
+            "--set", f"cache.shared=s3://{BUCKET}/{PREFIX}", "--set", f"cache.shared_endpoint={self.store.endpoint}",
+            "--set", f"source.allowed_networks={self.net.nginx_addr}/32",
+            "--set", f"cache.shared_timeout={STORE_TIMEOUT}s", "--set", f"cache.shared_retry_after={RETRY_AFTER}s"]
         self.hosts: list[Host] = []
         for i, addr in enumerate(self.net.hosts):
             d = self.dir / f"host{i + 1}"
             (d / "cache").mkdir(parents=True)
             cmd = self.net.prefix(i) + [
-                str(KILN_BIN), "serve", "--listen", f"{addr}:{PORT}", "--workers", "2", "--root", str(root),
+                str(KILN_BIN), "serve", "--listen", f"{addr}:{PORT}", "--workers", "2", "--root", str(self.root),
                 "--set", f"server.allowed_peers={self.net.nginx_addr}",
-                "--set", f"server.peer_secret_file={secret_file}",
+                "--set", f"server.peer_secret_file={self.secret_file}",
                 "--set", f"cache.disk_path={d / 'cache'}",
                 "--set", f"security.keys={KEY}", "--set", f"security.salts={SALT}",
-                "--set", "server.shutdown_timeout=2s"]
-            self.hosts.append(Host(i, addr, d, cmd))
+                "--set", "server.shutdown_timeout=2s"] + self.shared
+            self.hosts.append(Host(i, addr, d, cmd, env=self.store.environment))
         self.nginx: subprocess.Popen | None = None
+        self.varnish = None
         self.port = 0
         self.fail_timeout = 0
 
     def start(self) -> None:
+        self.store.start()
         for h in self.hosts:
             h.start()
         self._start_nginx()
+        from varnish import Varnish  # the edge's helper (Tests/integration/varnish.py)
+        self.varnish = Varnish(self.dir / "varnish", backend_host="127.0.0.1", backend_port=self.port)
+        self.varnish.start()
+
+    def edge(self) -> HttpClient:
+        """A client of Varnish, in front of nginx."""
+        return HttpClient("127.0.0.1", self.varnish.port)
+
+    def purge(self, source: str) -> subprocess.CompletedProcess:
+        """`kiln cache purge --source` as an operator runs it: the store, every host's status
+        socket, Varnish."""
+        hosts = ",".join(f"{h.addr}:{STATUS_PORT}" for h in self.hosts)
+        return subprocess.run(
+            [str(KILN_BIN), "cache", "purge", "--source", source, *self.shared,
+             "--set", f"purge.hosts={hosts}", "--set", f"purge.varnish=http://127.0.0.1:{self.varnish.port}",
+             "--set", f"server.peer_secret_file={self.secret_file}"],
+            capture_output=True, text=True, timeout=60, env={**os.environ, **self.store.environment})
 
     def _start_nginx(self) -> None:
         text = RECIPE.read_text()
@@ -327,6 +407,8 @@ http {{
 
     def close(self) -> None:
         try:
+            if self.varnish:
+                self.varnish.stop()
             if self.nginx and self.nginx.poll() is None:
                 self.nginx.send_signal(signal.SIGQUIT)
                 try:
@@ -336,11 +418,12 @@ http {{
                     self.nginx.wait()
             for h in self.hosts:
                 h.stop()
+            self.store.stop()
         finally:
             self.net.remove()
 
     def diagnostics(self) -> str:
-        out = [f"nginx error log:\n{tail(self.dir / 'error.log')}"]
+        out = [f"nginx error log:\n{tail(self.dir / 'error.log')}", f"store:\n{self.store.tail()}"]
         for h in self.hosts:
             for log in h.logs:
                 out.append(f"host {h.addr} ({log.name}):\n{tail(log, 15)}")
@@ -356,6 +439,10 @@ def fleet(root):
     finally:
         f.close()
         shutil.rmtree(f.dir, ignore_errors=True)
+
+
+# path -> (ETag, SHA-256 of the body) of the first answer (the render).
+ETAGS: dict[str, tuple[str, str]] = {}
 
 
 def variant_path(w: int, h: int) -> str:
@@ -385,6 +472,7 @@ def distribution(fleet):
         assert status == "200" and cache == "MISS", f"{path}: host {host + 1} logged {status} {cache}"
         assert r.header("x-cache") == "MISS", f"{path}: a new variant is rendered, X-Cache {r.header('x-cache')}"
         placed[path] = host
+        ETAGS[path] = (r.header("etag"), hashlib.sha256(r.body).hexdigest())
     counts = [sum(1 for h in placed.values() if h == i) for i in range(HOSTS)]
     entries = [sum(1 for p in h.cache.rglob("*") if p.is_file()) for h in fleet.hosts]
     print(f"\ntest_hosts ({fleet.net.mode}): 1000 variants in {elapsed:.1f}s; rendered per host {counts}; "
@@ -430,6 +518,65 @@ def test_url_forms_land_on_one_host(fleet, distribution):
     assert len(hosts_used) > 1, "12 variants all on one host: the key does not spread"
 
 
+def source_tag(path: str) -> str:
+    """SourceTag.hex: the first 32 hex digits of SHA-256("kiln-source\\n" + path)."""
+    return hashlib.sha256(("kiln-source\n" + path).encode()).hexdigest()[:32]
+
+
+def wait_for_keys(fleet, prefix: str, count: int, timeout: float = 60) -> list[str]:
+    """The store's keys under `prefix` once there are at least `count` (writes follow answers)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        keys = fleet.store.keys(prefix)
+        if len(keys) >= count or time.monotonic() > deadline:
+            return keys
+        time.sleep(0.2)
+
+
+def test_store_holds_every_variant(fleet, distribution):
+    """Every rendered variant reaches the shared store, under the prefix and its source's tag,
+    with the metadata that lets a host answer it without decoding."""
+    prefix = f"{PREFIX}{source_tag(SOURCE)}/"
+    keys = wait_for_keys(fleet, prefix, len(VARIANTS))
+    assert len(keys) == len(VARIANTS), f"{len(keys)} objects under {prefix} after 1,000 renders\n{fleet.diagnostics()}"
+    everything = fleet.store.keys()
+    assert all(KEY_PATTERN.match(k) for k in everything), [k for k in everything if not KEY_PATTERN.match(k)][:5]
+    head = fleet.store.client().head_object(Bucket=BUCKET, Key=keys[0])
+    meta = head["Metadata"]
+    assert head["ContentType"] == "image/jpeg"
+    for name in ("kiln-key", "kiln-digest", "kiln-sha256"):
+        assert meta.get(name), f"object metadata {meta} lacks {name}"
+    assert meta["kiln-key"] == keys[0].rsplit("/", 1)[1]
+    assert f'"{meta["kiln-digest"]}"' in {etag for etag, _ in ETAGS.values()}, "the digest is a rendered variant's ETag"
+
+
+def test_wiped_host_serves_from_store(fleet, distribution):
+    """A host whose disk cache is wiped and whose memory is lost (a restart) answers its whole
+    share from the store: the same ETags and bytes, zero renders."""
+    placed, _, _ = distribution
+    host = fleet.hosts[2]
+    mine = sorted(p for p, h in placed.items() if h == host.index)
+    wait_for_keys(fleet, f"{PREFIX}{source_tag(SOURCE)}/", len(VARIANTS))
+    host.stop()
+    host.wipe_cache()
+    assert not any(p.is_file() for p in host.cache.rglob("*"))
+    host.start()
+    client = fleet.client()
+    results = get_all(client, mine)
+    bad = [(p, r.describe()) for p, r in results if r.status != 200]
+    assert not bad, f"{len(bad)} of {len(mine)} failed: {bad[:3]}\n{fleet.diagnostics()}"
+    seen = fleet.where([r.header("x-request-id") for _, r in results])
+    caches = {}
+    for path, r in results:
+        where, status, cache = seen[r.header("x-request-id")]
+        assert where == host.index, f"{path} left host {host.index + 1} after its restart"
+        caches[cache] = caches.get(cache, 0) + 1
+        assert r.header("x-cache") == "HIT-SHARED", f"{path}: X-Cache {r.header('x-cache')} (a render or a local hit)"
+        assert (r.header("etag"), hashlib.sha256(r.body).hexdigest()) == ETAGS[path], f"{path}: not the bytes rendered before"
+    assert caches == {"HIT-SHARED": len(mine)}, caches
+    print(f"\ntest_hosts: host {host.index + 1}'s {len(mine)} variants after its disk was wiped: {caches}")
+
+
 def test_failover_and_return(fleet, distribution):
     """Kill one host's master: its variants keep answering 200 through the next host, the others
     stay where they were; start it again: its variants come back to it (its disk cache)."""
@@ -437,6 +584,7 @@ def test_failover_and_return(fleet, distribution):
     client = fleet.client()
     victim = fleet.hosts[1]
     mine = [p for p, h in placed.items() if h == victim.index][:30]
+    wait_for_keys(fleet, f"{PREFIX}{source_tag(SOURCE)}/", len(VARIANTS))
     theirs = [p for p, h in placed.items() if h != victim.index][:30]
     assert len(mine) == 30 and len(theirs) == 30
 
@@ -448,6 +596,9 @@ def test_failover_and_return(fleet, distribution):
         r = client.get(p, timeout=10)
         down.append(time.monotonic() - t)
         assert r.status == 200 and r.content_type == "image/jpeg", f"{p} with host {victim.index + 1} down: {r.describe()}\n{fleet.diagnostics()}"
+        # The failover host had never seen it: the store's copy, not a render.
+        assert r.header("x-cache") == "HIT-SHARED", f"{p} on the failover host: X-Cache {r.header('x-cache')}"
+        assert r.header("etag") == ETAGS[p][0]
     first_ok = killed + down[0]
     placed_down = fleet.where([r.header("x-request-id") for r in [client.get(p) for p in mine[:5]]])
     assert victim.index not in {v[0] for v in placed_down.values()}
@@ -455,6 +606,8 @@ def test_failover_and_return(fleet, distribution):
     moved = [p for p, (rid_host) in zip(theirs, others.values()) if rid_host[0] != placed[p]]
     assert not moved, f"variants of the live hosts moved when one host stopped: {moved[:3]}"
     assert max(down) < 2.0, f"a request took {max(down):.2f}s with a host down: {down}"
+    for p in mine[:5]:  # the failover host keeps them now
+        assert client.get(p).header("x-cache").startswith("HIT")
 
     victim.start()
     restarted = time.monotonic()
@@ -564,6 +717,161 @@ def test_peer_access(fleet, distribution):
     r = fleet.client().get("/" + "A" * 43 + uri)
     assert r.status == 403
     assert_plain_error(r, "forged signature")
+
+
+def edge_get(fleet, path: str):
+    r = fleet.edge().get(path, timeout=30)
+    assert r.status == 200, f"{path} through Varnish: {r.describe()}\n{fleet.diagnostics()}"
+    return r
+
+
+def varnish_hit(r) -> bool:
+    """Varnish answered from its cache: X-Varnish holds this request's id and the cached one's."""
+    return len((r.header("x-varnish") or "").split()) == 2
+
+
+def test_purge_everywhere(fleet, distribution):
+    """`kiln cache purge --source X`: afterwards Varnish, every host's memory and disk, and the
+    store hold no variant of X (the next request for each renders, once in the fleet), and Y's
+    variants are untouched everywhere."""
+    xs = [sign(f"/rs:{20 + i}:{20 + i}:force/{PURGED}") for i in range(18)]
+    ys = [sign(f"/rs:{20 + i}:{20 + i}:force/{KEPT}") for i in range(6)]
+    for p in xs + ys:
+        assert edge_get(fleet, p).header("x-cache") == "MISS"
+    for p in xs + ys:  # the edge holds them now
+        assert varnish_hit(edge_get(fleet, p)), f"{p}: not cached by Varnish"
+    for p in xs + ys:  # and the hosts (straight to nginx, past the edge), in memory or on disk
+        assert fleet.client().get(p).header("x-cache") in ("HIT-MEMORY", "HIT-DISK")
+    x_prefix, y_prefix = f"{PREFIX}{source_tag(PURGED)}/", f"{PREFIX}{source_tag(KEPT)}/"
+    assert len(wait_for_keys(fleet, x_prefix, len(xs))) == len(xs)
+    assert len(wait_for_keys(fleet, y_prefix, len(ys))) == len(ys)
+
+    started = time.monotonic()
+    p = fleet.purge(PURGED)
+    took = time.monotonic() - started
+    assert p.returncode == 0, f"kiln cache purge: {p.returncode}\n{p.stdout}\n{p.stderr}"
+    out = p.stdout
+    for h in fleet.hosts:
+        assert f"{h.addr}:{STATUS_PORT}" in out, f"no line for host {h.addr}:\n{out}"
+    assert "varnish" in out.lower() or str(fleet.varnish.port) in out, out
+    assert "shared" in out.lower() or "s3://" in out, out
+    print(f"\ntest_hosts: kiln cache purge --source {PURGED} in {took:.2f}s:\n{out.strip()}")
+
+    assert fleet.store.keys(x_prefix) == [], "the store still holds variants of the purged source"
+    assert len(fleet.store.keys(y_prefix)) == len(ys)
+    answers = [edge_get(fleet, p) for p in xs]
+    assert not any(varnish_hit(r) for r in answers), "Varnish answered a purged variant from its cache"
+    caches = [r.header("x-cache") for r in answers]
+    assert caches == ["MISS"] * len(xs), f"after the purge, X came from a tier that should be empty: {caches}"
+    seen = fleet.where([r.header("x-request-id") for r in answers])
+    assert sorted(v[2] for v in seen.values()) == ["MISS"] * len(xs), "each variant of X rendered exactly once"
+    for p in ys:
+        assert varnish_hit(edge_get(fleet, p)), f"{p}: Y was purged from Varnish too"
+        assert fleet.client().get(p).header("x-cache") in ("HIT-MEMORY", "HIT-DISK"), f"{p}: Y was purged from a host"
+
+
+def test_hostile_names_and_tampered_objects(fleet, distribution):
+    """Odd and hostile source names give object keys inside the prefix (traversals are refused
+    before the store); an object cut short or carrying a wrong digest in its metadata is never
+    served: the host renders again and overwrites it."""
+    client = fleet.client()
+    for name in ODD:
+        quoted = "/".join(urllib.parse.quote(seg, safe="") for seg in name.split("/"))
+        r = client.get(sign(f"/rs:33:33:force/{quoted}"))
+        assert r.status == 200, f"{name!r}: {r.describe()}"
+    for hostile in ["/rs:33:33:force/../peer-secret", "/rs:33:33:force/%2e%2e/%2e%2e/etc/passwd",
+                    "/rs:33:33:force/odd%20dir/..%2F..%2Fpeer-secret"]:
+        r = client.get(sign(hostile))
+        assert 400 <= r.status < 500, f"{hostile}: {r.describe()}"
+    for name in ODD:
+        assert len(wait_for_keys(fleet, f"{PREFIX}{source_tag(name)}/", 1)) == 1, name
+    everything = fleet.store.keys()
+    assert everything and all(KEY_PATTERN.match(k) for k in everything), [k for k in everything if not KEY_PATTERN.match(k)][:5]
+
+    s3 = fleet.store.client()
+    tampered: list[str] = []
+    for i, damage in enumerate(["cut", "digest"]):
+        path = sign(f"/rs:{40 + i}:{30 + i}:force/{TAMPERED}")
+        first = client.get(path)
+        assert first.status == 200 and first.header("x-cache") == "MISS"
+        host = fleet.where([first.header("x-request-id")])[first.header("x-request-id")][0]
+        prefix = f"{PREFIX}{source_tag(TAMPERED)}/"
+        fresh = [k for k in wait_for_keys(fleet, prefix, i + 1) if k not in tampered]
+        assert len(fresh) == 1, f"one new object for one new variant: {fresh}"
+        key = fresh[0]
+        tampered.append(key)
+        obj = s3.get_object(Bucket=BUCKET, Key=key)
+        body, meta = obj["Body"].read(), obj["Metadata"]
+        assert body == first.body
+        if damage == "cut":
+            s3.put_object(Bucket=BUCKET, Key=key, Body=body[: len(body) // 2], Metadata=meta, ContentType=obj["ContentType"])
+        else:
+            meta = dict(meta, **{"kiln-sha256": "0" * 64})
+            s3.put_object(Bucket=BUCKET, Key=key, Body=body, Metadata=meta, ContentType=obj["ContentType"])
+        # Forget it on its host (disk and memory), through the host's own purge endpoint.
+        raw = fcgi_tcp(fleet.hosts[host].addr, STATUS_PORT,
+                       fcgi_params("POST", "/_kiln/purge?source=" + urllib.parse.quote(TAMPERED, safe=""))
+                       | {"KILN_PEER_SECRET": SECRET}, source=fleet.net.nginx_addr)
+        assert stdout_of(raw).startswith(b"Status: 200") or b"purged" in stdout_of(raw), stdout_of(raw)[:300]
+        again = client.get(path)
+        assert again.status == 200, again.describe()
+        assert again.header("x-cache") == "MISS", f"{damage}: a tampered object was served ({again.header('x-cache')})"
+        assert again.body == first.body and again.header("etag") == first.header("etag")
+        # The render overwrote it with a good copy.
+        deadline = time.monotonic() + 20
+        while True:
+            obj = s3.get_object(Bucket=BUCKET, Key=key)
+            good = obj["Body"].read() == first.body and obj["Metadata"].get("kiln-sha256") == hashlib.sha256(first.body).hexdigest()
+            if good or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert good, f"{damage}: the tampered object was not overwritten"
+
+
+def test_store_down_fails_open(fleet, distribution):
+    """The store hung, then dead: every request answers 200 by rendering, none slower than a
+    render plus the store's timeout (2x margin), the errors counted; started again, writes
+    resume."""
+    client = fleet.client()
+
+    def render_all(sizes):
+        times, answers = [], []
+        for w, h in sizes:
+            t = time.monotonic()
+            r = client.get(sign(variant_path(w, h)), timeout=30)
+            times.append(time.monotonic() - t)
+            assert r.status == 200 and r.content_type == "image/jpeg", f"{w}x{h}: {r.describe()}\n{fleet.diagnostics()}"
+            assert r.header("x-cache") == "MISS", f"{w}x{h}: {r.header('x-cache')}"
+            answers.append(r)
+        return times, answers
+
+    prefix = f"{PREFIX}{source_tag(SOURCE)}/"
+    baseline, _ = render_all([(50 + i, 9) for i in range(12)])  # new variants, store up
+    stored = len(wait_for_keys(fleet, prefix, len(VARIANTS) + 12))
+    errors_before = sum(h.metric("kiln_shared_cache_reads_total", 'result="error"') for h in fleet.hosts)
+
+    fleet.store.pause()
+    try:
+        hung, _ = render_all([(50 + i, 10) for i in range(24)])
+    finally:
+        fleet.store.resume()
+    fleet.store.stop()
+    dead, _ = render_all([(50 + i, 11) for i in range(12)])
+    bound = 2 * (max(baseline) + STORE_TIMEOUT)
+    print(f"\ntest_hosts: store up: slowest render {max(baseline):.3f}s; hung: slowest {max(hung):.3f}s; "
+          f"dead: slowest {max(dead):.3f}s (bound {bound:.3f}s)")
+    assert max(hung + dead) < bound, f"a request took {max(hung + dead):.2f}s with the store down (bound {bound:.2f}s)"
+    errors = sum(h.metric("kiln_shared_cache_reads_total", 'result="error"') for h in fleet.hosts) - errors_before
+    skipped = sum(h.metric("kiln_shared_cache_reads_total", 'result="skipped"') for h in fleet.hosts)
+    assert errors >= 1, "the store's failures are counted"
+    assert skipped >= 1, "after a failure the breaker skips the store"
+    assert all(h.proc.poll() is None and len(h.workers()) == 2 for h in fleet.hosts)
+
+    fleet.store.start()
+    time.sleep(RETRY_AFTER + 0.5)  # the breaker's interval (fixed, not a speed assumption)
+    render_all([(50 + i, 12) for i in range(12)])
+    after = wait_for_keys(fleet, prefix, stored + 1, timeout=30)
+    assert len(after) > stored, "writes did not resume after the store came back"
 
 
 def test_secret_hidden_from_config_dump(environment_ok):

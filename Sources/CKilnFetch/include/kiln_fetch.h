@@ -2,7 +2,8 @@
 #define KILN_FETCH_H
 #include <stddef.h>
 #include <stdint.h>
-/* One HTTP(S) GET with libcurl, for origin sources. libcurl is loaded on first use (dlopen of
+/* One HTTP(S) request with libcurl: GETs of origin sources, and the shared result store's GET, PUT,
+ * DELETE and list calls (any method, an optional request body, the response's user metadata). libcurl is loaded on first use (dlopen of
  * libcurl.so.4), so a server without remote origins never maps it and its dependencies.
  *
  * Every connection's address goes through `check` before the socket is made (after DNS, after
@@ -31,6 +32,11 @@ typedef struct {
      * wait for them is `timeout_ms`'s); 0: no such limit. */
     long low_speed_limit;
     long low_speed_time;
+    /* NULL or "GET": a GET. "HEAD" asks for no body; any other method is sent as it is. */
+    const char *method;
+    /* The request body (a PUT's object), sent as it is; NULL with body_length 0: none. */
+    const unsigned char *body;
+    size_t body_length;
 } kiln_fetch_request;
 
 enum {
@@ -61,6 +67,11 @@ typedef struct {
      * HTTP/2 and later framing. 0: the body ended when the connection closed (HTTP/1.x without
      * either), which a cut connection looks like too. */
     int delimited;
+    char content_type[128];
+    /* The final response's `x-amz-meta-<name>: value` headers as `name: value` lines (name
+     * lower-cased, each line ended by \n); headers that do not fit are left out (`meta_truncated`). */
+    char meta[2048];
+    int meta_truncated;
 } kiln_fetch_result;
 
 /* Fills `result` (release it with kiln_fetch_release) and returns its outcome. */

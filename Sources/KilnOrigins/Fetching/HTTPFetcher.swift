@@ -1,7 +1,8 @@
 import CKilnFetch
 import Glibc
 
-/// One HTTP(S) GET of an origin's object, with libcurl (`kiln_fetch`, which loads libcurl on first
+/// One HTTP(S) request with libcurl: an origin's GET, or a call of the shared result store
+/// (`S3ObjectClient`: GET, PUT, DELETE, list) or of a purge (`PURGE`, a hook's POST) (`kiln_fetch`, which loads libcurl on first
 /// use): bounded in time, in redirects and in bytes, http and https only, no proxy from the
 /// environment, and every connection's address (after DNS, after each redirect) shown to
 /// `checkAddress` first, which may refuse it (the SSRF guard; `OriginAddressPolicy`).
@@ -40,6 +41,10 @@ public struct HTTPFetcher: Sendable {
         /// Whether the transfer proves where the body ends (`Content-Length`, chunked, HTTP/2
         /// framing); false for a body that ended when the connection closed, as a cut one does.
         public var delimited: Bool
+        /// `Content-Type`, nil when absent.
+        public var contentType: String?
+        /// S3 user metadata: the `x-amz-meta-<name>` headers by lower-cased `<name>`.
+        public var metadata: [String: String] = [:]
 
         public init(status: Int, body: [UInt8], etag: String? = nil, lastModified: String? = nil,
                     contentLength: Int? = nil, contentRange: String? = nil, redirects: Int = 0, delimited: Bool = true) {
@@ -121,24 +126,39 @@ public struct HTTPFetcher: Sendable {
     /// bytes) and returns nil to allow it or the reason to refuse it.
     public func get(_ url: String, headers: [(name: String, value: String)] = [],
                     checkAddress: ([UInt8]) -> String?) throws(Failure) -> Response {
-        try withoutActuallyEscaping(checkAddress) { (check) throws(Failure) -> Response in
+        try send("GET", url, headers: headers, checkAddress: checkAddress)
+    }
+
+    /// Sends `method` (`GET`, `HEAD`, `PUT`, `DELETE`, `POST`, `PURGE`...) to `url` with `body`
+    /// (sent as it is, with no `Expect: 100-continue` wait) and extra `headers`; otherwise as `get`.
+    public func send(_ method: String, _ url: String, headers: [(name: String, value: String)] = [], body: [UInt8] = [],
+                     checkAddress: ([UInt8]) -> String?) throws(Failure) -> Response {
+        let headers = body.isEmpty ? headers : headers + [(name: "Expect", value: "")]
+        return try withoutActuallyEscaping(checkAddress) { (check) throws(Failure) -> Response in
             let guardian = AddressGuard(check)
             var result = kiln_fetch_result()
             // Header lines as C strings that live until kiln_fetch returns (no CR/LF smuggling).
+            // An empty value (`Name:`) removes a header curl would add (`Expect`).
             let lines = headers.map { header in
-                strdup(header.name + ": " + String(String.UnicodeScalarView(header.value.unicodeScalars.filter { $0 != "\r" && $0 != "\n" })))
+                let value = String(String.UnicodeScalarView(header.value.unicodeScalars.filter { $0 != "\r" && $0 != "\n" }))
+                return strdup(value.isEmpty ? header.name + ":" : header.name + ": " + value)
             }
             defer { lines.forEach { free($0) } }
             let outcome = url.withCString { cURL in
-                lines.map { UnsafePointer($0) }.withUnsafeBufferPointer { cHeaders in
-                    var request = kiln_fetch_request(
-                        url: cURL, connect_timeout_ms: HTTPFetcher.milliseconds(connectTimeout),
-                        timeout_ms: HTTPFetcher.milliseconds(timeout), max_redirects: maxRedirects,
-                        max_bytes: Int64(maxBytes), headers: cHeaders.baseAddress, header_count: Int32(cHeaders.count),
-                        check: HTTPFetcher.trampoline, check_context: Unmanaged.passUnretained(guardian).toOpaque(),
-                        low_speed_limit: minSpeed > 0 && minSpeedTime > 0 ? minSpeed : 0,
-                        low_speed_time: Int(minSpeedTime.rounded(.up)))
-                    return withExtendedLifetime(guardian) { kiln_fetch(&request, &result) }
+                method.withCString { cMethod in
+                    body.withUnsafeBufferPointer { cBody in
+                        lines.map { UnsafePointer($0) }.withUnsafeBufferPointer { cHeaders in
+                            var request = kiln_fetch_request(
+                                url: cURL, connect_timeout_ms: HTTPFetcher.milliseconds(connectTimeout),
+                                timeout_ms: HTTPFetcher.milliseconds(timeout), max_redirects: maxRedirects,
+                                max_bytes: Int64(maxBytes), headers: cHeaders.baseAddress, header_count: Int32(cHeaders.count),
+                                check: HTTPFetcher.trampoline, check_context: Unmanaged.passUnretained(guardian).toOpaque(),
+                                low_speed_limit: minSpeed > 0 && minSpeedTime > 0 ? minSpeed : 0,
+                                low_speed_time: Int(minSpeedTime.rounded(.up)),
+                                method: cMethod, body: cBody.isEmpty ? nil : cBody.baseAddress, body_length: cBody.count)
+                            return withExtendedLifetime(guardian) { kiln_fetch(&request, &result) }
+                        }
+                    }
                 }
             }
             defer { kiln_fetch_release(&result) }
@@ -165,11 +185,18 @@ public struct HTTPFetcher: Sendable {
     private static func response(_ result: kiln_fetch_result) -> Response {
         let body = result.body.map { Array(UnsafeBufferPointer(start: $0, count: result.length)) } ?? []
         let etag = text(result.etag), modified = text(result.last_modified), range = text(result.content_range)
-        return Response(status: result.status, body: body, etag: etag.isEmpty ? nil : etag,
-                        lastModified: modified.isEmpty ? nil : modified,
-                        contentLength: result.content_length >= 0 ? Int(result.content_length) : nil,
-                        contentRange: range.isEmpty ? nil : range, redirects: result.redirects,
-                        delimited: result.delimited != 0)
+        var response = Response(status: result.status, body: body, etag: etag.isEmpty ? nil : etag,
+                                lastModified: modified.isEmpty ? nil : modified,
+                                contentLength: result.content_length >= 0 ? Int(result.content_length) : nil,
+                                contentRange: range.isEmpty ? nil : range, redirects: result.redirects,
+                                delimited: result.delimited != 0)
+        let type = text(result.content_type)
+        response.contentType = type.isEmpty ? nil : type
+        for line in text(result.meta).split(separator: "\n") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            response.metadata[String(line[..<colon])] = String(line[line.index(after: colon)...].drop { $0 == " " })
+        }
+        return response
     }
 
     /// The Swift side of `kiln_fetch`'s address check.

@@ -1,11 +1,13 @@
 import Crypto
 import KilnPOSIX
 
-/// AWS Signature Version 4 for S3 GETs (the `Authorization` header, "AWS4-HMAC-SHA256"):
+/// AWS Signature Version 4 for S3 requests (the `Authorization` header, "AWS4-HMAC-SHA256"): the
+/// GETs of S3 origins, and the shared result store's GET, PUT, DELETE and list calls.
 ///
 /// 1. the canonical request: method, the URL's path as sent (already URI-encoded: S3 paths are
-///    not normalized nor encoded twice), the (empty) query, the signed headers `name:value` sorted
-///    by lower-case name, their names joined by `;`, and the payload hash (an empty body's SHA-256);
+///    not normalized nor encoded twice), the canonical query (`canonicalQuery`: pairs sorted by
+///    name, both URI-encoded), the signed headers `name:value` sorted by lower-case name, their
+///    names joined by `;`, and the payload hash (the body's SHA-256 in hex);
 /// 2. the string to sign: `AWS4-HMAC-SHA256`, the `x-amz-date`, the scope
 ///    `YYYYMMDD/region/s3/aws4_request` and the canonical request's SHA-256 in hex;
 /// 3. the signing key `HMAC(HMAC(HMAC(HMAC("AWS4" + secret, date), region), service), "aws4_request")`,
@@ -34,14 +36,24 @@ public struct S3RequestSigner: Sendable, Equatable {
     /// `http(s)://host[:port]/path` without a query or fragment.
     public func headers(get url: String, at time: Int64,
                         signing: [(name: String, value: String)] = []) -> [(name: String, value: String)]? {
+        headers(method: "GET", url: url, at: time, signing: signing)
+    }
+
+    /// The headers to send with `method` to `url` (without a query: the query's pairs are
+    /// `query`, unencoded, and the caller appends `canonicalQuery(query)` to the URL it sends),
+    /// with a body whose SHA-256 is `payloadHash`. `signing` are headers the caller sends too and
+    /// wants covered (`Content-Type`, `x-amz-meta-*`). Nil when `url` cannot be signed.
+    public func headers(method: String, url: String, query: [(name: String, value: String)] = [],
+                        payloadHash: String = S3RequestSigner.emptyPayloadHash, at time: Int64,
+                        signing: [(name: String, value: String)] = []) -> [(name: String, value: String)]? {
         guard let target = S3RequestSigner.target(of: url) else { return nil }
         let date = S3RequestSigner.amzDate(time)
-        var added: [(name: String, value: String)] = [("x-amz-content-sha256", S3RequestSigner.emptyPayloadHash),
-                                                      ("x-amz-date", date)]
+        var added: [(name: String, value: String)] = [("x-amz-content-sha256", payloadHash), ("x-amz-date", date)]
         if let token = credentials.sessionToken { added.append(("x-amz-security-token", token)) }
         let signed = [("host", target.host)] + signing + added
-        let (canonical, names) = S3RequestSigner.canonicalRequest(method: "GET", path: target.path, headers: signed,
-                                                                  payloadHash: S3RequestSigner.emptyPayloadHash)
+        let (canonical, names) = S3RequestSigner.canonicalRequest(method: method, path: target.path,
+                                                                  query: S3RequestSigner.canonicalQuery(query),
+                                                                  headers: signed, payloadHash: payloadHash)
         let day = String(date.prefix(8))
         let scope = "\(day)/\(region)/\(service)/aws4_request"
         let toSign = S3RequestSigner.stringToSign(canonicalRequest: canonical, amzDate: date, scope: scope)
@@ -53,15 +65,27 @@ public struct S3RequestSigner: Sendable, Equatable {
     }
 
     /// The canonical request and its signed header names (`host;range;x-amz-date`). `path` is used
-    /// as given (encode it with `encodePath` first); the query is empty.
-    public static func canonicalRequest(method: String, path: String, headers: [(name: String, value: String)],
+    /// as given (encode it with `encodePath` first), and so is `query` (`canonicalQuery`).
+    public static func canonicalRequest(method: String, path: String, query: String = "", headers: [(name: String, value: String)],
                                         payloadHash: String) -> (request: String, signedHeaders: String) {
         let canonical = headers.map { (name: $0.name.lowercased(), value: collapsedSpaces($0.value)) }
             .sorted { $0.name < $1.name }
         let names = canonical.map(\.name).joined(separator: ";")
         let lines = canonical.map { "\($0.name):\($0.value)\n" }.joined()
-        return ([method, path.isEmpty ? "/" : path, "", lines, names, payloadHash].joined(separator: "\n"), names)
+        return ([method, path.isEmpty ? "/" : path, query, lines, names, payloadHash].joined(separator: "\n"), names)
     }
+
+    /// SigV4's canonical query string: each name and value URI-encoded (every byte but
+    /// `A-Z a-z 0-9 - . _ ~`, `/` included), `name=value` pairs sorted by name, then value, joined
+    /// by `&`; also what the request's URL carries after `?`.
+    public static func canonicalQuery(_ pairs: [(name: String, value: String)]) -> String {
+        pairs.map { (encode($0.name, slash: true), encode($0.value, slash: true)) }
+            .sorted { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }
+            .map { "\($0.0)=\($0.1)" }.joined(separator: "&")
+    }
+
+    /// The SHA-256 of `body` in hex (a PUT's payload hash).
+    public static func payloadHash(_ body: [UInt8]) -> String { hex(Array(SHA256.hash(data: body))) }
 
     public static func stringToSign(canonicalRequest: String, amzDate: String, scope: String) -> String {
         ["AWS4-HMAC-SHA256", amzDate, scope, hex(Array(SHA256.hash(data: Array(canonicalRequest.utf8))))]
@@ -83,11 +107,14 @@ public struct S3RequestSigner: Sendable, Equatable {
 
     /// SigV4's URI encoding of an object key: every byte but `A-Z a-z 0-9 - . _ ~` (and `/`, which
     /// separates segments) as `%XX` in upper-case hex.
-    public static func encodePath(_ key: some StringProtocol) -> String {
+    public static func encodePath(_ key: some StringProtocol) -> String { encode(key, slash: false) }
+
+    /// `%XX` for every byte but the unreserved ones, and `/` unless `slash` (query parts encode it).
+    static func encode(_ key: some StringProtocol, slash: Bool) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(key.utf8.count)
         for byte in key.utf8 {
-            if isUnreserved(byte) || byte == 0x2f {
+            if isUnreserved(byte) || (byte == 0x2f && !slash) {
                 out.append(byte)
             } else {
                 out += [0x25, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0x0f)]]

@@ -2,8 +2,8 @@ import KilnOrigins
 import KilnServer
 import Logging
 
-// The two tiers whose code lands from other parts of issue 28: the shared store (part B's
-// `SharedResultStore`) and HTTP requests with any method (the lead's `HTTPFetcher.send`).
+// The shared store's tier, whose code lands from part B of issue 28 (`SharedResultStore`), and
+// the HTTP requests of the edge and hook tiers (`HTTPFetcher.send`).
 
 extension PurgeTiers {
     /// Whether `cache.shared` names a store.
@@ -29,6 +29,28 @@ enum PurgeHTTP {
     /// The status and the body as text, or why no answer came.
     static func send(_ method: String, _ url: String, headers: [(String, String)], body: [UInt8],
                      timeout: Double) -> Result<(Int, String), Failure> {
-        .failure(Failure(message: "HTTP purges need HTTPFetcher.send (not built yet)"))
+        // No redirects: a purge goes where it was configured to; answers are short.
+        let fetcher = HTTPFetcher(connectTimeout: timeout, timeout: timeout, maxRedirects: 0, maxBytes: 64 << 10)
+        do throws(HTTPFetcher.Failure) {
+            let r = try fetcher.send(method, url, headers: headers.map { (name: $0.0, value: $0.1) }, body: body,
+                                     checkAddress: { _ in nil })
+            return .success((r.status, String(decoding: r.body, as: UTF8.self)))
+        } catch {
+            return .failure(Failure(message: describe(error)))
+        }
+    }
+
+    /// One line for a failure.
+    static func describe(_ failure: HTTPFetcher.Failure) -> String {
+        switch failure {
+        case let .unavailable(m): "libcurl unavailable: \(m)"
+        case let .refused(m): "refused: \(m)"
+        case let .tooLarge(m): "answer too large: \(m)"
+        case let .timeout(m): "timed out: \(m)"
+        case let .redirects(m): "redirected (not followed): \(m)"
+        case let .transport(m): m
+        case let .interrupted(_, reason, _): "answer cut: \(reason)"
+        case let .notStarted(m), let .busy(m): m
+        }
     }
 }

@@ -249,3 +249,28 @@ def test_cli_purge_reports_unreachable_targets_and_still_purges_the_rest(make_st
     p = kiln("cache", "purge", "--root", str(root), "--set", f"cache.disk_path={disk}",
              "--set", f"purge.hosts=unix:{s.status_sock}", "--source", X, timeout=60)
     assert p.returncode == 1 and p.stdout.splitlines()[1].startswith(f"host unix:{s.status_sock}: 403 "), (p.stdout, p.stderr)
+
+
+# -- kiln cache stats: the shared tier ------------------------------------------------------
+
+def test_cache_stats_reads_the_shared_tier_from_the_local_master(make_stack, disk, root):
+    import json
+    s = serve(make_stack, disk)
+    get(s, X_URL)
+    base = ["cache", "stats", "--root", str(root), "--set", f"cache.disk_path={disk}", "--listen", f"unix:{s.sock}"]
+    p = kiln(*base, "--json", "--set", f"server.peer_secret={SECRET}")
+    assert p.returncode == 0, p.stderr
+    shared = json.loads(p.stdout)["shared"]
+    assert shared["address"] == f"unix:{s.status_sock}" and shared["error"] is None, shared
+    # Only the shared store's series (none while cache.shared is off: B's counters stay at 0 or absent).
+    assert all(name.startswith(("reads", "writes", "written")) for name in shared["series"]), shared
+    text = kiln(*base, "--set", f"server.peer_secret={SECRET}")
+    assert text.returncode == 0 and f"shared store (metrics of unix:{s.status_sock})" in text.stdout, text.stdout
+    # Without the secret the master refuses: reported, the disk's figures still printed, exit 0.
+    bad = kiln(*base, "--json")
+    assert bad.returncode == 0, bad.stderr
+    refused = json.loads(bad.stdout)
+    assert refused["entries"] >= 1 and refused["shared"]["error"].startswith("403 "), refused
+    # No status socket: no shared section.
+    off = kiln(*base, "--json", "--set", "server.status_listen=off")
+    assert off.returncode == 0 and json.loads(off.stdout)["shared"] is None, off.stdout

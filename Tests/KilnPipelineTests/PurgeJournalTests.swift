@@ -90,6 +90,13 @@ import KilnModel
         // Removed: everything once.
         #expect(unlink(root + "/purged") == 0)
         #expect(reader.changes() == .everything)
+        #expect(reader.changes() == .none)
+        // A symbolic link is no journal: never followed.
+        let elsewhere = root + "/elsewhere"
+        #expect(FileManager.default.createFile(atPath: elsewhere, contents: Data((SourceTag(sourcePath: "e").hex + "\n").utf8)))
+        #expect(symlink(elsewhere, root + "/purged") == 0)
+        #expect(reader.changes() == .none)
+        #expect(!PurgeJournal.record(SourceTag(sourcePath: "f"), diskPath: root))
     }
 
     @Test func aLongJournalIsReplacedBeforeAppending() throws {

@@ -46,7 +46,7 @@ public final class PurgeJournal {
         let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
         if fd >= 0 { close(fd) }
         var st = stat()
-        if stat(path, &st) == 0 {
+        if lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG {
             device = UInt64(st.st_dev)
             inode = UInt64(st.st_ino)
             offset = Int(st.st_size)
@@ -63,7 +63,8 @@ public final class PurgeJournal {
     /// What was purged since the last call (or since `init`).
     public func changes() -> Change {
         var st = stat()
-        guard stat(path, &st) == 0 else {
+        // Not followed: a symbolic link (or anything but a regular file) is no journal.
+        guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
             // Removed: forget everything once; a new file starts from its beginning.
             let had = inode != nil
             device = nil

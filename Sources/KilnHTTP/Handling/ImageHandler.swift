@@ -167,6 +167,8 @@ public final class ImageHandler: RequestHandling {
         let vary = (varies(imageRequest) ? [HeaderName.accept] : []) + ClientHints.varyNames(imageRequest.hintUse, http: http)
         if !vary.isEmpty { headers.append((HeaderName.vary, vary.joined(separator: ", "))) }
         if let fits = image.fitsByteBudget { headers.append((HeaderName.kilnMaxBytes, fits ? "fit" : "exceeded")) }
+        // The requested source's tags, on fallbacks too (`SurrogateKeys`).
+        headers += SurrogateKeys(http).headers(for: imageRequest)
         headers.append((HeaderName.contentDisposition, ContentDisposition.value(for: imageRequest, format: image.format)))
         var response: HTTPResponse
         // A 304 carries what the 200 would, but the body's own fields (RFC 9110 §15.4.5): ETag,

@@ -2,8 +2,8 @@ import HTTPTypes
 
 /// The header fields Kiln writes and reads, spelt once: swift-http-types' registry
 /// (`HTTPField.Name`) where it has them, Kiln's own (`X-Cache`, `X-Request-Id`) and the few the
-/// registry lacks (`Server-Timing`, `Timing-Allow-Origin`, `CDN-Cache-Control`) declared here
-/// through `HTTPField.Name` too, so each is checked as a valid field name.
+/// registry lacks (`Server-Timing`, `Timing-Allow-Origin`, `CDN-Cache-Control`, the surrogate
+/// keys) declared here through `HTTPField.Name` too, so each is checked as a valid field name.
 ///
 /// Names are as sent (`rawName`); a request's headers are keyed by the lowercase name
 /// (`HTTPRequest.headers`), which the `Request` names give.
@@ -27,6 +27,10 @@ public enum HeaderName {
     public static let cdnCacheControl = own("CDN-Cache-Control")
     /// `fit` or `exceeded`: answers of `max_bytes:<n>` requests (`PipelineResult.fitsByteBudget`).
     public static let kilnMaxBytes = own("Kiln-Max-Bytes")
+    /// Surrogate keys (`SurrogateKeys`): Fastly's, Varnish vmod-xkey's and Cloudflare's names.
+    public static let surrogateKey = own("Surrogate-Key")
+    public static let xkey = own("xkey")
+    public static let cacheTag = own("Cache-Tag")
     /// Says that a fallback image was answered, and for which failure class (`FallbackImages`).
     public static let kilnFallback = own("Kiln-Fallback")
 

@@ -19,6 +19,10 @@ public struct HTTPConfiguration: ConfigSection, Equatable {
     public var timingAllowOrigin = Key.timingAllowOrigin.defaultValue
     /// `Access-Control-Allow-Origin` (`CORSPolicy`): `*`, origins, or empty (off).
     public var allowOrigin = Key.allowOrigin.defaultValue
+    /// The surrogate-key headers of image answers (`SurrogateKeys`), each on or off.
+    public var surrogateKey = Key.surrogateKey.defaultValue
+    public var xkey = Key.xkey.defaultValue
+    public var cacheTag = Key.cacheTag.defaultValue
 
     /// The formats `f:auto` may answer with, best first (`FormatNegotiation`); handed to the
     /// pipeline as `OutputConfiguration.autoFormats`.
@@ -55,6 +59,15 @@ public struct HTTPConfiguration: ConfigSection, Equatable {
             doc: "`Access-Control-Allow-Origin` of every answer, for images drawn on a canvas or used by WebGL: `*`, or "
                 + "origins matched exactly against the request's `Origin` (that origin is answered, with `Vary: Origin`); empty: not sent",
             parse: { CORSPolicy.parse($0) }, format: { $0.joined(separator: ",") })
+        public static let surrogateKey = Setting.bool(
+            "http.surrogate_key", default: true,
+            doc: "send `Surrogate-Key` (Fastly) on image answers: the source's tag `kiln-src-<hex>` and `kiln-preset-<name>` per preset used, separated by spaces")
+        public static let xkey = Setting.bool(
+            "http.xkey", default: true,
+            doc: "send `xkey` (Varnish vmod-xkey, `varnish/kiln.vcl`) on image answers: the same tags as `Surrogate-Key`")
+        public static let cacheTag = Setting.bool(
+            "http.cache_tag", default: true,
+            doc: "send `Cache-Tag` (Cloudflare) on image answers: the same tags as `Surrogate-Key`, separated by commas")
         public static let autoFormats = Setting<[ImageFormat]>.custom(
             "http.auto_formats", default: FormatNegotiation.defaultOffered, type: "format list",
             expected: "a comma-separated list of avif and webp, best first (e.g. avif,webp), or empty",
@@ -112,6 +125,9 @@ public struct HTTPConfiguration: ConfigSection, Equatable {
         ConfigField(Key.serverTiming) { $0.serverTiming = $1 },
         ConfigField(Key.timingAllowOrigin) { $0.timingAllowOrigin = $1 },
         ConfigField(Key.allowOrigin) { $0.allowOrigin = $1 },
+        ConfigField(Key.surrogateKey) { $0.surrogateKey = $1 },
+        ConfigField(Key.xkey) { $0.xkey = $1 },
+        ConfigField(Key.cacheTag) { $0.cacheTag = $1 },
         ConfigField(Key.autoFormats) { $0.autoFormats = $1 },
         ConfigField(Key.hintWidths) { $0.hintWidths = $1 },
         ConfigField(Key.hintDefaultWidth) { $0.hintDefaultWidth = $1 },

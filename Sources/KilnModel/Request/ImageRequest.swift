@@ -21,6 +21,10 @@ public struct ImageRequest: Sendable, Hashable {
     /// parser; not part of `canonical` (the resolved request is the request). The HTTP layer
     /// derives `Vary` from it.
     public var hintUse = DeviceHintUse()
+    /// The names of the presets the URL used (`pr:<name>`), in URL order, each once. Not part of
+    /// `canonical` (the expansion is): the HTTP layer tags answers with them (`SurrogateKeys`),
+    /// so a CDN can purge every variant made with one preset.
+    public var presets: [String] = []
 
     public init(sourcePath: String, operations: [Operation] = [], output: OutputOptions = OutputOptions(),
                 autorotate: Bool = true, expires: Int64? = nil, version: String? = nil,

@@ -25,6 +25,8 @@ struct RequestBuilder {
     var trim: TrimOptions?
     /// `filename:` and `attachment:` (kept out of the canonical form).
     var download = DownloadOptions()
+    /// The presets the URL named (`pr:`), in order, each once (`ImageRequest.presets`).
+    var presets: [String] = []
     /// The resize that `w:` and `h:` write into.
     var resizeIndex: Int?
     /// Crops written without a gravity: they take the request's `g:`.
@@ -127,6 +129,7 @@ struct RequestBuilder {
         var request = ImageRequest(sourcePath: sourcePath, operations: ops, output: output, autorotate: autorotate, expires: expires, version: version,
                                    download: download)
         request.hintUse = use
+        request.presets = presets
         return request
     }
 

@@ -87,6 +87,7 @@ public struct SpecParser: Sendable {
             guard let chain = presets[name] else {
                 throw .invalidOption(segment: segment, reason: "no preset named \"\(name)\"")
             }
+            if !b.presets.contains(name) { b.presets.append(name) }
             for part in chain.split(separator: "/") where !part.isEmpty {
                 let option = String(part)
                 guard try parseOption(option, into: &b, presetDepth: presetDepth + 1) else {

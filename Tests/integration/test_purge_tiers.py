@@ -1,8 +1,9 @@
 """One purge for every tier (issue 28, part 2): `POST /_kiln/purge?source=` on the master's status
 socket, the purge journal that reaches every worker's memory, and `kiln cache purge --source`
-fanning out to the disk, the fleet's hosts, Varnish-like edges and CDN hooks. The edge and the
-hook are stood in for by a small Python HTTP server that records what it gets (the real Varnish
-is tested by test_varnish.py and the fleet test)."""
+fanning out to the disk, the fleet's hosts, Varnish edges and CDN hooks. The edge and the hook
+are stood in for by a small Python HTTP server that records what it gets, and one test purges a
+real Varnish with the shipped VCL (varnish.py); the fleet test (test_hosts.py) runs it all on
+three hosts with the shared store."""
 from __future__ import annotations
 
 import hashlib
@@ -274,3 +275,29 @@ def test_cache_stats_reads_the_shared_tier_from_the_local_master(make_stack, dis
     # No status socket: no shared section.
     off = kiln(*base, "--json", "--set", "server.status_listen=off")
     assert off.returncode == 0 and json.loads(off.stdout)["shared"] is None, off.stdout
+
+
+def test_cli_purge_reaches_a_real_varnish(make_stack, disk, root):
+    """The edge tier against the shipped VCL (Varnish 7.1 with vmod-xkey): the PURGE the command
+    sends drops every cached variant of the source, and the next request reaches kiln again."""
+    from varnish import started_varnish
+    s = make_stack(workers=1, extra_args=["--set", f"cache.disk_path={disk}"])
+    v = started_varnish("127.0.0.1", s.port)
+    try:
+        c = v.client()
+        uris = [X_URL, f"/w:60/f:png/{X}"]
+        for u in uris + uris:
+            r = c.get(u)
+            assert r.status == 200, r.describe()
+        assert all(c.get(u).header("x-cache-edge") == "HIT" for u in uris)
+        assert c.get(Y_URL).status == 200 and c.get(Y_URL).header("x-cache-edge") == "HIT"
+        p = kiln("cache", "purge", "--root", str(root), "--set", f"cache.disk_path={disk}",
+                 "--set", f"purge.varnish={v.url}", "--source", X, timeout=60)
+        assert p.returncode == 0, (p.stdout, p.stderr)
+        lines = p.stdout.splitlines()
+        assert len(lines) == 2 and lines[1] == f"varnish {v.url}: 200 purged {len(uris)} objects", lines
+        for u in uris:
+            assert c.get(u).header("x-cache-edge") == "MISS", u
+        assert c.get(Y_URL).header("x-cache-edge") == "HIT"
+    finally:
+        v.cleanup()

@@ -136,6 +136,17 @@ def test_status_socket_purge_reaches_disk_and_every_workers_memory(make_stack, d
     assert all(get(s, Y_URL).headers["x-cache"] == "HIT-MEMORY" for _ in range(4))
 
 
+def test_status_socket_purge_without_a_disk_cache_is_a_409(make_stack):
+    s = make_stack(workers=1, with_nginx=False)
+    sock = s.dir / "kiln-status.sock"
+    deadline = time.monotonic() + 20
+    while not sock.exists():
+        assert time.monotonic() < deadline, "no status socket"
+        time.sleep(0.05)
+    r = fcgi_request(sock, fcgi_params("POST", f"/_kiln/purge?source={X}"), timeout=30)
+    assert r.status == 409 and r.body.count(b"\n") == 1 and b"cache.disk_path" in r.body, r
+
+
 # -- kiln cache purge --source: every tier -------------------------------------------------
 
 class Recorder(http.server.ThreadingHTTPServer):

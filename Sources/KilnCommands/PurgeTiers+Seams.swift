@@ -6,14 +6,34 @@ import Logging
 // the HTTP requests of the edge and hook tiers (`HTTPFetcher.send`).
 
 extension PurgeTiers {
+    // B: until part B's shared store is on main, these two say "no store". Once
+    // `KilnConfiguration.shared` (`SharedStoreConfiguration`) and `SharedResultStore` are there,
+    // replace their bodies with (written against wip-B, not compiled here):
+    //
+    //     var sharedStoreConfigured: Bool { configuration.shared.isEnabled }
+    //
+    //     func purgeSharedStore(_ sourcePath: String) -> Outcome? {
+    //         let label = "shared store \(configuration.shared.url)"
+    //         let store: SharedResultStore?
+    //         do throws(ConfigError) {
+    //             store = try SharedResultStore.make(configuration.shared, origins: configuration.origins, logger: logger)
+    //         } catch {
+    //             return Outcome(target: label, ok: false, answer: "\(error)")
+    //         }
+    //         guard let store else { return nil }
+    //         do throws(ObjectStoreError) {
+    //             let deleted = try store.purge(sourcePath: sourcePath)
+    //             return Outcome(target: label, ok: true, answer: "deleted \(deleted) objects of \(sourcePath)")
+    //         } catch {
+    //             return Outcome(target: label, ok: false, answer: error.message)
+    //         }
+    //     }
+
     /// Whether `cache.shared` names a store.
-    // B: true when `cache.shared` is set (SharedStoreConfiguration), once B's settings are on main.
     var sharedStoreConfigured: Bool { false }
 
-    /// Tier 1: every object of the source in the shared store, nil when no store is configured.
-    // B: `SharedResultStore.make(<cache.shared settings>, origins: configuration.origins, logger: logger)`
-    //    then `try store.purge(sourcePath:)` (count of objects deleted; `ObjectStoreError.message`
-    //    on failure). Label: "shared store <cache.shared>". The lead wires it when B lands.
+    /// Tier 1: every object of the source in the shared store (`<prefix><SourceTag.hex>/`), nil
+    /// when no store is configured.
     func purgeSharedStore(_ sourcePath: String) -> Outcome? {
         nil
     }

@@ -13,7 +13,7 @@ import KilnPOSIX
 struct CacheCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cache",
-        abstract: "Inspect, sweep or purge the disk cache (cache.disk_path).",
+        abstract: "Inspect, sweep or purge the disk cache (cache.disk_path); purge a source from every tier.",
         subcommands: [Stats.self, Sweep.self, Purge.self, Fill.self])
 
     /// The disk cache the settings name, or a one-line error and exit status 1 when none is set.
@@ -31,7 +31,7 @@ struct CacheCommand: ParsableCommand {
 
     struct Stats: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Entries, bytes, limit, leftover temporary and lock files, free space.")
+            abstract: "Entries, bytes, limit, leftover temporary and lock files, free space; the shared store's reads and writes (from the local master's /_kiln/metrics).")
 
         @Flag(help: "One JSON object instead of text.") var json = false
         @OptionGroup var options: SettingsOptions
@@ -39,10 +39,14 @@ struct CacheCommand: ParsableCommand {
         func run() throws {
             let (disk, _) = try CacheCommand.openDisk(options, role: "cache")
             let s = disk.stats()
+            // The shared tier's counters, from the local master's metrics (`server.status_listen`).
+            let settings = try Settings.loadOrExit(options)
+            let shared = SharedTierMetrics.read(settings.server)
             if json {
                 let free = s.filesystemFreeBytes.map(String.init) ?? "null"
                 Output.line("{\"path\":\(Output.jsonString(disk.path)),\"entries\":\(s.entries),\"bytes\":\(s.bytes),"
-                    + "\"size_limit\":\(s.sizeLimit),\"temp_files\":\(s.tempFiles),\"lock_files\":\(s.lockFiles),\"free_bytes\":\(free)}")
+                    + "\"size_limit\":\(s.sizeLimit),\"temp_files\":\(s.tempFiles),\"lock_files\":\(s.lockFiles),\"free_bytes\":\(free),"
+                    + "\"shared\":\(shared?.json ?? "null")}")
                 return
             }
             let percent = s.sizeLimit > 0 ? Double(s.bytes) * 100 / Double(s.sizeLimit) : 0
@@ -50,6 +54,7 @@ struct CacheCommand: ParsableCommand {
             Output.line("  entries:    \(s.entries), \(Output.bytes(s.bytes)) of \(Output.bytes(s.sizeLimit)) (\(Output.fixed(percent, 1))%)")
             Output.line("  leftovers:  \(s.tempFiles) temporary files, \(s.lockFiles) lock files")
             Output.line("  free space: \(s.filesystemFreeBytes.map(Output.bytes) ?? "unknown")")
+            if let shared { shared.lines.forEach(Output.line) }
         }
     }
 
@@ -90,33 +95,6 @@ struct CacheCommand: ParsableCommand {
             Output.line("swept \(disk.path) in \(Output.fixed(ms, 1)) ms: removed \(removed.entries) entries (\(Output.bytes(removed.bytes))), "
                 + "\(removed.locks) stale lock files, \(removed.temps) stale temporary files; "
                 + "left \(left.0) entries, \(Output.bytes(left.1)) of \(Output.bytes(disk.sizeLimit))")
-        }
-    }
-
-    struct Purge: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Remove every entry, or with --source every entry made from one source (results, failures, originals).",
-            discussion: "Workers' memory caches keep their copies until cache.memory_ttl passes.")
-
-        @Option(help: ArgumentHelp("Source path relative to the root, as in URLs (photos/cat.jpg).", valueName: "path"))
-        var source: String?
-        @OptionGroup var options: SettingsOptions
-
-        func run() throws {
-            let (disk, _) = try CacheCommand.openDisk(options, role: "cache")
-            let removed: (entries: Int, bytes: Int)
-            if let source {
-                let relative = String(source.drop { $0 == "/" })
-                guard !relative.isEmpty else {
-                    Diagnostics.fail("--source needs a path relative to the root, such as photos/cat.jpg")
-                    throw ExitCode(1)
-                }
-                removed = disk.purge(sourcePath: relative)
-                Output.line("purged \(removed.entries) entries (\(Output.bytes(removed.bytes))) of \(relative) from \(disk.path)")
-            } else {
-                removed = disk.purgeAll()
-                Output.line("purged \(removed.entries) entries (\(Output.bytes(removed.bytes))) from \(disk.path)")
-            }
         }
     }
 }

@@ -22,8 +22,8 @@ public struct CacheConfiguration: ConfigSection, Equatable {
     /// Entries the memory cache of one worker may hold; 0 turns the memory cache off.
     public var memoryCountLimit = Key.memoryCountLimit.defaultValue
     /// Seconds a memory entry lives after it was stored, hit or not. Keys change when the source
-    /// changes, so this is not about staleness: it bounds how long a worker keeps answering from
-    /// memory after `kiln cache purge`. 0 means no age limit.
+    /// changes, so this is not about staleness (purges reach the memory through the purge
+    /// journal, `PurgeJournal`): it frees memory that is no longer used. 0 means no age limit.
     public var memoryTTL: Double = Key.memoryTTL.defaultValue
     /// Absolute path of the disk cache folder, created when missing. Empty: no disk cache, and
     /// then no coalescing across workers either (the locks live there).

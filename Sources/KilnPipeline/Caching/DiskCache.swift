@@ -53,6 +53,9 @@ public final class DiskCache: DataCaching, RenderLocking {
     public internal(set) var bytesSinceSweep = 0
     /// The sweeps `maybeSweep` starts, off the request path.
     let background = BackgroundSweep()
+    /// This process's reader of the purge journal (`RenderCoordinator.dropPurgedSources`), made
+    /// at its first use: what was purged before cannot be in this process's memory.
+    public private(set) lazy var purges = PurgeJournal(diskPath: path)
     /// Evictions per round of a background sweep (rounds go on while over the limit): bounds its
     /// memory to about 48 bytes each (`OldestEntries`), 2.4 MB.
     static let backgroundBatch = 50_000

@@ -138,7 +138,9 @@ extension DiskCache {
     }
 
     /// Removes every entry, and remote sources' version records and partial downloads (lock and
-    /// temporary files stay: they belong to renders in progress).
+    /// temporary files stay: they belong to renders in progress), then replaces the purge journal
+    /// (`PurgeJournal.reset`): every worker sharing the folder empties its memory cache when its
+    /// next request begins.
     @discardableResult
     public func purgeAll() -> (entries: Int, bytes: Int) {
         var removed = (entries: 0, bytes: 0)
@@ -149,13 +151,17 @@ extension DiskCache {
             removed.entries += 1
             removed.bytes += CacheFiles.diskUsage(st)
         }
+        if !PurgeJournal.reset(diskPath: path) {
+            logger.warning("disk cache: cannot replace the purge journal \(PurgeJournal.path(diskPath: path)): \(Errno.text(Errno.current)); workers' memory caches keep their entries until cache.memory_ttl")
+        }
         return removed
     }
 
     /// Removes every entry (results and failures) whose header names `sourcePath` (relative to
     /// the root, as in URLs); damaged entries are removed too, and a remote source's version
-    /// record and partial download (the next request fetches it again). Workers' memory caches
-    /// keep their copies until `cache.memory_ttl` passes.
+    /// record and partial download (the next request fetches it again). Then appends the source's
+    /// tag to the purge journal (`PurgeJournal.record`): every worker sharing the folder drops the
+    /// source from its memory cache when its next request begins.
     @discardableResult
     public func purge(sourcePath: String) -> (entries: Int, bytes: Int) {
         var removed = (entries: 0, bytes: 0)
@@ -179,6 +185,10 @@ extension DiskCache {
                 removed.entries += 1
                 removed.bytes += CacheFiles.diskUsage(entryStat)
             }
+        }
+        // After the entries are gone: a worker that reads the journal cannot find them on disk again.
+        if !PurgeJournal.record(SourceTag(sourcePath: sourcePath), diskPath: path) {
+            logger.warning("disk cache: cannot append to the purge journal \(PurgeJournal.path(diskPath: path)): \(Errno.text(Errno.current)); workers' memory caches keep \(sourcePath) until cache.memory_ttl")
         }
         return removed
     }

@@ -123,6 +123,15 @@ public final class MemoryCache: ImageCaching {
         totalCost = 0
     }
 
+    /// Removes every entry whose image `matches` (a purged source: `RenderCoordinator`'s purge
+    /// journal); how many. O(n).
+    @discardableResult
+    public func removeAll(where matches: (CachedImage) -> Bool) -> Int {
+        let doomed = index.values.filter { slots[$0].image.map(matches) ?? false }
+        for i in doomed { remove(i) }
+        return doomed.count
+    }
+
     /// Keys from the most to the least recently used (for tests and diagnostics; O(n)).
     public var keysByRecency: [String] {
         var out: [String] = []

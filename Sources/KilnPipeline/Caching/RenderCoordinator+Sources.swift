@@ -26,9 +26,11 @@ extension RenderCoordinator {
         return PipelineFailure(.tooLarge, "decoding this image did not finish within limits.render_timeout (\(seconds) s)")
     }
 
-    /// A request begins: the base of the deadline announced in decode markers.
+    /// A request begins: the base of the deadline announced in decode markers; sources purged
+    /// since the last request leave the memory (`dropPurgedSources`).
     public func requestBegan() {
         requestStarted = now()
+        dropPurgedSources()
     }
 
     /// The remembered failure of the source `source` (disk cache), thrown as seen from `outcome`.

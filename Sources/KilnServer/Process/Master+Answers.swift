@@ -148,8 +148,10 @@ extension Master {
                             extra: [(HeaderName.retryAfter, String(retry))])
     }
 
-    /// The status socket's pages: `/_kiln/health`, `/_kiln/status` (`?json`), `/_kiln/metrics`.
+    /// The status socket's pages: `/_kiln/health`, `/_kiln/status` (`?json`), `/_kiln/metrics`;
+    /// and `POST /_kiln/purge` (`Master+Purge`).
     func statusResponse(for request: HTTPRequest) -> HTTPResponse {
+        if request.rawPath == Master.purgePath { return purgeResponse(for: request) }
         guard request.method == "GET" || request.method == "HEAD" else {
             return Master.textResponse(405, "method \(request.method) not allowed; use GET or HEAD", extra: [(HeaderName.allow, "GET, HEAD")])
         }
@@ -158,7 +160,7 @@ extension Master {
         case "/_kiln/health": return healthResponse()
         case "/_kiln/metrics": return metricsResponse()
         case "/_kiln/status": return statusPageResponse(json: query.split(separator: "&").contains("json"))
-        default: return Master.textResponse(404, "the status socket answers /_kiln/health, /_kiln/status and /_kiln/metrics")
+        default: return Master.textResponse(404, "the status socket answers /_kiln/health, /_kiln/status, /_kiln/metrics and POST /_kiln/purge")
         }
     }
 

@@ -28,6 +28,7 @@ public struct KilnConfiguration: Sendable, Equatable {
     /// `cache.shared*`: the shared result store.
     public var shared = SharedStoreConfiguration()
     public var debug = DebugConfiguration()
+    public var purge = PurgeConfiguration()
 
     /// Every declared key, in the order of docs/configuration.md's table: the unknown-key check, the help,
     /// `kiln config dump`, the table and `kiln.example.toml` all come from here.
@@ -35,7 +36,8 @@ public struct KilnConfiguration: Sendable, Equatable {
         settings: ServerConfiguration.settings + LogConfiguration.settings + SourceConfiguration.settings + OriginConfiguration.settings
             + LimitsConfiguration.settings + WorkerLimitsConfiguration.settings + AllowListConfiguration.settings
             + SecurityConfiguration.settings + AdapterConfiguration.settings + HTTPConfiguration.settings + FallbackConfiguration.settings + OutputConfiguration.settings
-            + CacheConfiguration.settings + SharedStoreConfiguration.settings + DebugConfiguration.settings,
+            + CacheConfiguration.settings + SharedStoreConfiguration.settings + PurgeConfiguration.settings
+            + DebugConfiguration.settings,
         freeSections: [PresetConfiguration.section, WatermarkConfiguration.section])
 
     /// Every default.
@@ -63,6 +65,7 @@ public struct KilnConfiguration: Sendable, Equatable {
         cache = try CacheConfiguration(values)
         shared = try SharedStoreConfiguration(values)
         debug = try DebugConfiguration(values)
+        purge = try PurgeConfiguration(values)
     }
 
     /// The URL adapters switched on, with the HTTP origins an absolute source URL may name (an

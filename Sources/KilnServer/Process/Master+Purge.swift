@@ -1,0 +1,69 @@
+import KilnHTTP
+import KilnModel
+import KilnPipeline
+
+/// `POST /_kiln/purge?source=<percent-encoded path>` on the status socket: how
+/// `kiln cache purge --source` on one host reaches every other host of the fleet (`purge.hosts`).
+/// The master removes the source's entries from its disk cache (`DiskCache.purge(sourcePath:)`),
+/// which appends the source to the purge journal, so each worker drops it from its memory when
+/// its next request begins. `server.allowed_peers` and `server.peer_secret` were checked before
+/// (`answer`), as for every page of the status socket.
+///
+/// The purge reads the header of every entry, in the master's loop: about as long as
+/// `kiln cache purge --source` on the host (tenths of a second for tens of thousands of entries);
+/// the workers go on answering meanwhile.
+extension Master {
+    static let purgePath = "/_kiln/purge"
+
+    /// The answer to a request for `/_kiln/purge`: 405 unless POST; 400 for a missing or hostile
+    /// path; 409 without a disk cache; else 200 and one line saying what was removed.
+    func purgeResponse(for request: HTTPRequest) -> HTTPResponse {
+        guard request.method == "POST" else {
+            return Master.textResponse(405, "method \(request.method) not allowed on \(Master.purgePath); use POST", extra: [(HeaderName.allow, "POST")])
+        }
+        let sourcePath: String
+        switch Master.purgeSource(query: request.uri.split(separator: "?", maxSplits: 1).dropFirst().first ?? "") {
+        case .success(let path): sourcePath = path
+        case .failure(let refusal): return Master.textResponse(400, refusal.message)
+        }
+        guard let caching = try? CacheConfiguration(values), let disk = DiskCache(caching, logger: logger) else {
+            return Master.textResponse(409, "no disk cache on this host (cache.disk_path is empty): nothing to purge")
+        }
+        let removed = disk.purge(sourcePath: sourcePath)
+        logger.notice("purged \(removed.entries) disk cache entries (\(removed.bytes) bytes) of \(sourcePath) for a peer")
+        return Master.textResponse(200, "purged \(removed.entries) entries (\(removed.bytes) bytes) of \(sourcePath)")
+    }
+
+    struct PurgeRefusal: Error, Equatable {
+        var message: String
+    }
+
+    /// The source path of a purge's query (`source=<percent-encoded path>`), checked as the paths
+    /// of image URLs are: decoded, no NUL, no `.` or `..` segment, no backslash, valid UTF-8; empty
+    /// segments (a leading `/`) are dropped. One-line reasons.
+    static func purgeSource(query: Substring) -> Result<String, PurgeRefusal> {
+        let values = query.split(separator: "&").filter { $0.hasPrefix("source=") }
+        guard values.count == 1, let raw = values.first?.dropFirst("source=".count), !raw.isEmpty else {
+            return .failure(PurgeRefusal(message: "give the source once: \(purgePath)?source=<percent-encoded path relative to the root>"))
+        }
+        guard raw.utf8.count <= 8192 else { return .failure(PurgeRefusal(message: "the source path is longer than 8192 bytes")) }
+        let decoded: String
+        do throws(SpecError) {
+            decoded = try PathDecoding.decodeSegment(raw)
+        } catch {
+            return .failure(PurgeRefusal(message: "bad source path: \(error)"))
+        }
+        var parts: [Substring] = []
+        for segment in decoded.split(separator: "/", omittingEmptySubsequences: true) {
+            guard segment != "." && segment != ".." else {
+                return .failure(PurgeRefusal(message: "'.' and '..' are not allowed in the source path"))
+            }
+            guard !segment.contains("\\"), !segment.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                return .failure(PurgeRefusal(message: "backslash or control character in the source path"))
+            }
+            parts.append(segment)
+        }
+        guard !parts.isEmpty else { return .failure(PurgeRefusal(message: "the source path is empty")) }
+        return .success(parts.joined(separator: "/"))
+    }
+}

@@ -57,10 +57,12 @@ public struct OriginSources: SourceStageBuilding {
     /// Remote sources (a `SourceRouter` this builder made, with origins) become a
     /// `SharedOriginSource`: one fetch per source for all workers, resumable downloads. It needs
     /// the originals on disk, so it keeps them even with `cache.store = final`; local paths go
-    /// through `keepLocal`.
+    /// through `keepLocal`. With a shared result store (`cache.shared`), remote originals are
+    /// kept there too: one origin fetch per fleet.
     public func sharing(_ stage: any SourceLoading, keepLocal: (any SourceLoading) -> any SourceLoading,
-                        disk: DiskCache, lockTimeout: Double) -> (any SourceLoading)? {
+                        disk: DiskCache, lockTimeout: Double, shared: (any SharedCaching)?) -> (any SourceLoading)? {
         guard let router = stage as? SourceRouter, !router.remotes.isEmpty else { return nil }
-        return SharedOriginSource(router: router, local: keepLocal(router.local), disk: disk, lockTimeout: lockTimeout)
+        return SharedOriginSource(router: router, local: keepLocal(router.local), disk: disk, lockTimeout: lockTimeout,
+                                  store: shared as? SharedResultStore)
     }
 }

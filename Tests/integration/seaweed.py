@@ -22,6 +22,9 @@ from pathlib import Path
 import boto3
 from botocore.config import Config
 
+# The object `start` writes and deletes (the first write allocates volumes); SeaweedFS may go on
+# listing it for a while after the delete, so `keys` leaves it out.
+WARM_UP_KEY = "warm-up"
 ACCESS_KEY = "kilnfleetkey"
 SECRET_KEY = "kilnfleetsecret0123456789"
 
@@ -104,8 +107,8 @@ class SeaweedStore:
                     pass
                 except c.exceptions.BucketAlreadyExists:
                     pass
-                c.put_object(Bucket=self.bucket, Key="warm-up", Body=b"x")
-                c.delete_object(Bucket=self.bucket, Key="warm-up")
+                c.put_object(Bucket=self.bucket, Key=WARM_UP_KEY, Body=b"x")
+                c.delete_object(Bucket=self.bucket, Key=WARM_UP_KEY)
                 return
             except Exception as e:  # not up yet: connection refused, InternalError while the filer starts
                 last = e
@@ -134,6 +137,7 @@ class SeaweedStore:
         os.killpg(self.proc.pid, signal.SIGCONT)
 
     def keys(self, prefix: str = "") -> list[str]:
+        """Every key under `prefix` (but the warm-up object's)."""
         c = self.client()
         out: list[str] = []
         token = None
@@ -142,7 +146,7 @@ class SeaweedStore:
             if token:
                 kw["ContinuationToken"] = token
             page = c.list_objects_v2(**kw)
-            out += [o["Key"] for o in page.get("Contents", [])]
+            out += [o["Key"] for o in page.get("Contents", []) if o["Key"] != WARM_UP_KEY]
             if not page.get("IsTruncated"):
                 return out
             token = page["NextContinuationToken"]

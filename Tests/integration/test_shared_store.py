@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from helpers import SLEEP_ON, sleep_url
+from helpers import CORPUS, SLEEP_ON, sleep_url
 from seaweed import SeaweedStore, weed_binary
 
 pytestmark = pytest.mark.timeout(240)
@@ -277,3 +277,39 @@ def test_concurrent_cold_requests_make_one_store_read(make_stack, weed, tmp_path
     assert reads(after) - reads(before) <= 1, (reads(before), reads(after))
     assert delta(before, after, "kiln_renders_total") == 1
     assert len({r.body for r in results}) == 1
+
+
+def test_remote_originals_are_fetched_once_per_fleet(make_stack, weed, tmp_path):
+    """Originals of remote sources go to the store too: a second host (its own disk cache) renders
+    another variant of a remote source from the first host's download, without asking the
+    origin; a tampered original is discarded (the origin is asked); a purge removes it."""
+    from test_remote import HOPPER, Origin
+
+    origin = Origin()
+    prefix = "fleet/originals/"
+    remote = ["--set", f"source.origins=origin-a=http://127.0.0.1:{origin.port}/", "--set", "source.revalidate_after=1h"]
+    path = f"origin-a/{HOPPER}"
+    key = f"{prefix}{source_tag(path)}/original"
+    try:
+        first = shared_stack(make_stack, weed, tmp_path / "a", *remote, prefix=prefix)
+        assert first.client().get(f"/w:40/f:png/{path}").status == 200
+        assert origin.counts[HOPPER] == 1
+        assert key in weed.wait_keys(key), f"no original at {key}"
+        head = weed.boto.head_object(Bucket=BUCKET, Key=key)
+        assert head["ContentLength"] == (CORPUS / HOPPER).stat().st_size
+        assert head["Metadata"]["kiln-kind"] == "original" and head["Metadata"]["kiln-etag"].startswith('"')
+
+        second = shared_stack(make_stack, weed, tmp_path / "b", *remote, prefix=prefix)
+        r = second.client().get(f"/w:50/f:png/{path}")
+        assert r.status == 200 and r.header("x-cache") == "MISS", r.describe()
+        assert origin.counts[HOPPER] == 1, f"the second host asked the origin: {origin.counts}"
+
+        obj = weed.boto.get_object(Bucket=BUCKET, Key=key)
+        body, meta = obj["Body"].read(), obj["Metadata"]
+        weed.boto.put_object(Bucket=BUCKET, Key=key, Body=body[: len(body) // 2], Metadata=meta)
+        third = shared_stack(make_stack, weed, tmp_path / "c", *remote, prefix=prefix)
+        r = third.client().get(f"/w:60/f:png/{path}")
+        assert r.status == 200, r.describe()
+        assert origin.counts[HOPPER] == 2, f"a cut original in the store was used: {origin.counts}"
+    finally:
+        origin.stop()

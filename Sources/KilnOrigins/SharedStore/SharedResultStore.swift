@@ -34,6 +34,8 @@ public final class SharedResultStore: SharedCaching {
     /// Results rendered since the last flush (at most `pendingLimit`).
     private var pending: [(key: CacheKey, image: CachedImage)] = []
     static let pendingLimit = 16
+    /// The remote original downloaded since the last flush (`SharedResultStore+Originals.swift`).
+    var pendingOriginals: [(sourcePath: String, original: SharedOriginal)] = []
 
     /// - Parameters:
     ///   - reader: the store as lookups see it (short time-out); `writer` (default: the same) for
@@ -88,7 +90,7 @@ public final class SharedResultStore: SharedCaching {
     public func flush() -> [SharedWrite] {
         let entries = pending
         pending.removeAll()
-        return entries.map { write($0.image, for: $0.key) }
+        return flushOriginals() + entries.map { write($0.image, for: $0.key) }
     }
 
     private func write(_ image: CachedImage, for key: CacheKey) -> SharedWrite {

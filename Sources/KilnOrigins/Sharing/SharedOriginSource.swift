@@ -27,6 +27,13 @@ import KilnPOSIX
 /// with the announced length; a 200 (the object changed) replaces it; a 206 that does not fit
 /// (`PartialDownload.mismatch`) or a 416 drops it and the object is fetched whole.
 ///
+/// With a shared result store (`store`, `cache.shared`), a source this host knows nothing of is
+/// first looked for in the store (`SharedResultStore.original`), where another host of the fleet
+/// left it: its bytes and version become this host's, trusted until `source.revalidate_after`
+/// past the time its writer last checked it, then revalidated with a conditional request as
+/// usual. Every whole download is handed to the store (written after the response), so a fleet
+/// fetches each remote source from its origin once.
+///
 /// Local paths go to `local` (through `CachingSource` when `cache.store` keeps originals).
 /// Without a disk cache there is none of this: each worker's `RemoteSource` remembers versions
 /// itself. Not thread-safe (the disk cache is not): one per process, like the pipeline.
@@ -41,12 +48,15 @@ public final class SharedOriginSource: SourceLoading {
     let lockTimeout: Double
     /// Wall clock, milliseconds since the epoch.
     let now: () -> Int64
+    /// Where the fleet keeps remote originals (`cache.shared`); nil: none.
+    let store: SharedResultStore?
 
     public init(router: SourceRouter, local: any SourceLoading, disk: DiskCache, lockTimeout: Double = 10,
-                now: @escaping () -> Int64 = DiskCache.wallClockMilliseconds) {
+                store: SharedResultStore? = nil, now: @escaping () -> Int64 = DiskCache.wallClockMilliseconds) {
         self.router = router
         self.local = local
         self.disk = disk
+        self.store = store
         self.files = SharedOriginFiles(path: disk.path)
         self.lockTimeout = lockTimeout
         self.now = now
@@ -163,6 +173,13 @@ public final class SharedOriginSource: SourceLoading {
     /// no partial download waits, else for the whole object.
     private func refresh(_ remote: RemoteSource, _ rest: String, _ path: String, _ id: String,
                          known: SharedVersion?) throws(LoadError) -> (SharedVersion, [UInt8]?) {
+        // Known from the shared store: its bytes, trusted or revalidated like a version of ours.
+        var known = known
+        var storedBody: [UInt8]?
+        if known == nil, files.partial(id) == nil, let stored = fromStore(path, id) {
+            if isFresh(stored.version, remote) { return stored }
+            (known, storedBody) = (stored.version, stored.body)
+        }
         guard let known, files.partial(id) == nil else {
             let (version, body) = try download(remote, rest, path, id)
             return (version, body)
@@ -177,7 +194,7 @@ public final class SharedOriginSource: SourceLoading {
             var checked = known
             checked.checkedAt = now()
             files.write(checked, id, sourcePath: path)
-            return (checked, nil)
+            return (checked, storedBody)
         }
         let (version, body) = try complete(response, remote, rest, path, id)
         return (version, body)
@@ -254,7 +271,21 @@ public final class SharedOriginSource: SourceLoading {
         let entry = CachedImage.original(response.body, sourceModified: version.identity.mtimeSeconds, sourcePath: path)
         disk.store(.image(entry), for: CacheKey.original(sourcePath: path, identity: version.identity))
         files.write(version, id, sourcePath: path)
+        store?.enqueueOriginal(SharedOriginal(body: response.body, identity: version.identity, etag: version.etag,
+                                              lastModified: version.lastModified, checkedAt: version.checkedAt), sourcePath: path)
         return (version, response.body)
+    }
+
+    /// The original another host left in the shared store, made this host's (the disk entry
+    /// first, then the record that names it, as `complete` does); nil when the store has none.
+    private func fromStore(_ path: String, _ id: String) -> (version: SharedVersion, body: [UInt8])? {
+        guard let stored = store?.original(sourcePath: path) else { return nil }
+        let version = SharedVersion(identity: stored.identity, etag: stored.etag, lastModified: stored.lastModified,
+                                    checkedAt: min(stored.checkedAt, now()))
+        let entry = CachedImage.original(stored.body, sourceModified: version.identity.mtimeSeconds, sourcePath: path)
+        disk.store(.image(entry), for: CacheKey.original(sourcePath: path, identity: version.identity))
+        files.write(version, id, sourcePath: path)
+        return (version, stored.body)
     }
 
     /// The error of a failed GET (remembered for `source.negative_ttl` unless the body broke off),

@@ -57,7 +57,8 @@ extension ImagePipeline {
         var stages = self.stages
         let keep: (any SourceLoading) -> any SourceLoading = { store == .final ? $0 : CachingSource(wrapping: $0, disk: disk) }
         if let builder = sourceBuilder, let cache = disk as? DiskCache,
-           let shared = builder.sharing(stages.source, keepLocal: keep, disk: cache, lockTimeout: self.cache?.lockTimeout ?? 10) {
+           let shared = builder.sharing(stages.source, keepLocal: keep, disk: cache, lockTimeout: self.cache?.lockTimeout ?? 10,
+                                              shared: self.cache?.shared) {
             stages.source = shared
         } else {
             guard store != .final else { return self }

@@ -11,9 +11,10 @@ public protocol SourceStageBuilding: Sendable {
     /// With a disk cache: the stage that keeps what `stage` (one this builder made) reads in
     /// `disk`, or nil to leave it to the pipeline's default (`CachingSource` when `cache.store`
     /// keeps originals). `keepLocal` wraps a local source as that default would; `lockTimeout` is
-    /// `cache.lock_timeout`.
+    /// `cache.lock_timeout`; `shared` is the pipeline's shared result store (`cache.shared`), where
+    /// the builder may keep what it fetched for the other hosts of a fleet.
     func sharing(_ stage: any SourceLoading, keepLocal: (any SourceLoading) -> any SourceLoading,
-                 disk: DiskCache, lockTimeout: Double) -> (any SourceLoading)?
+                 disk: DiskCache, lockTimeout: Double, shared: (any SharedCaching)?) -> (any SourceLoading)?
 }
 
 /// What a source stage with remote reads reports: the pipeline names the time they took `fetch`

@@ -99,57 +99,19 @@ public struct FastCGIClient: Sendable {
     }
 
     private func connect(deadline: UInt64) throws(Failure) -> Int32 {
-        let family: Int32
+        let target: SocketConnect.Target
         switch address {
-        case .unix: family = AF_UNIX
-        case let .tcp(host, _): family = host.contains(":") ? AF_INET6 : AF_INET
+        case let .unix(path): target = .unix(path)
+        case let .tcp(host, port): target = .tcp(host: host, port: port)
         }
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let fd = socket(target.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw Failure("socket: \(Errno.text(Errno.current))") }
-        var rc: Int32 = -1
-        var bad: String?
-        switch address {
-        case let .unix(path):
-            var sa = sockaddr_un()
-            sa.sun_family = sa_family_t(AF_UNIX)
-            let bytes = Array(path.utf8)
-            if bytes.count >= MemoryLayout.size(ofValue: sa.sun_path) || bytes.contains(0) {
-                bad = "socket path too long or not text: \(path)"
-            } else {
-                withUnsafeMutableBytes(of: &sa.sun_path) { raw in
-                    raw.copyBytes(from: bytes)
-                    raw[bytes.count] = 0
-                }
-                rc = withUnsafePointer(to: &sa) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-                }
-            }
-        case let .tcp(host, port) where family == AF_INET6:
-            var sa = sockaddr_in6()
-            sa.sin6_family = sa_family_t(AF_INET6)
-            sa.sin6_port = port.bigEndian
-            if inet_pton(AF_INET6, host, &sa.sin6_addr) != 1 {
-                bad = "'\(host)' is not a numeric IPv6 address"
-            } else {
-                rc = withUnsafePointer(to: &sa) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-                }
-            }
-        case let .tcp(host, port):
-            var sa = sockaddr_in()
-            sa.sin_family = sa_family_t(AF_INET)
-            sa.sin_port = port.bigEndian
-            if inet_pton(AF_INET, host, &sa.sin_addr) != 1 {
-                bad = "'\(host)' is not a numeric IPv4 address"
-            } else {
-                rc = withUnsafePointer(to: &sa) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-                }
-            }
-        }
-        if let bad {
+        let rc: Int32
+        switch SocketConnect.connect(fd, to: target) {
+        case .success(let answered): rc = answered
+        case .failure(let refusal):
             close(fd)
-            throw Failure(bad)
+            throw Failure(refusal.reason)
         }
         if rc != 0 {
             let e = Errno.current

@@ -21,30 +21,18 @@ public enum HealthProbe {
     /// server's `server.peer_secret`, when set) as the param `KILN_PEER_SECRET`.
     public static func fastCGI(_ address: ListenAddress, path: String = "/_kiln/health", peerSecret: String = "",
                                timeout: Double = 3) throws -> Answer {
-        let fd = try connect(address, timeout: timeout)
-        defer { close(fd) }
-        var params: [(String, String)] = [("REQUEST_METHOD", "GET"), ("REQUEST_URI", path), ("DOCUMENT_URI", path),
-                                          ("QUERY_STRING", ""), ("SERVER_PROTOCOL", "HTTP/1.1"), ("GATEWAY_INTERFACE", "CGI/1.1")]
-        if !peerSecret.isEmpty { params.append((PeerAccess.secretParam, peerSecret)) }
-        var out = FastCGIRecords.record(type: FastCGI.RecordType.beginRequest, requestID: 1,
-                                        content: [0, UInt8(FastCGI.Role.responder), 0, 0, 0, 0, 0, 0])
-        out += FastCGIRecords.record(type: FastCGI.RecordType.params, requestID: 1, content: FastCGINameValuePairs.encode(params))
-        out += FastCGIRecords.record(type: FastCGI.RecordType.params, requestID: 1, content: [])
-        out += FastCGIRecords.record(type: FastCGI.RecordType.stdin, requestID: 1, content: [])
-        try send(fd, out)
-        let bytes = try receiveAll(fd)
-        var stdout: [UInt8] = []
-        var i = 0
-        while i + 8 <= bytes.count {
-            let type = bytes[i + 1]
-            let length = Int(bytes[i + 4]) << 8 | Int(bytes[i + 5])
-            let padding = Int(bytes[i + 6])
-            guard i + 8 + length <= bytes.count else { break }
-            if type == FastCGI.RecordType.stdout { stdout += bytes[(i + 8)..<(i + 8 + length)] }
-            if type == FastCGI.RecordType.endRequest { break }
-            i += 8 + length + padding
+        let target: FastCGIClient.Address
+        switch address {
+        case let .unix(p): target = .unix(path: p)
+        case let .tcp(host, port): target = .tcp(host: host, port: port)
         }
-        return try parse(stdout, statusLine: false)
+        do throws(FastCGIClient.Failure) {
+            let answer = try FastCGIClient(target, timeout: timeout)
+                .request("GET", path, params: peerSecret.isEmpty ? [] : [(PeerAccess.secretParam, peerSecret)])
+            return Answer(status: answer.status, body: answer.text)
+        } catch {
+            throw Failure(description: error.description)
+        }
     }
 
     /// `GET` of an `http://host:port/path` URL (numeric host or `localhost`).
@@ -87,59 +75,27 @@ public enum HealthProbe {
     }
 
     static func connect(_ address: ListenAddress, timeout: Double) throws -> Int32 {
-        let family: Int32
+        let target: SocketConnect.Target
         switch address {
-        case .unix: family = AF_UNIX
-        case let .tcp(host, _): family = host.contains(":") ? AF_INET6 : AF_INET
+        case let .unix(path): target = .unix(path)
+        case let .tcp(host, port): target = .tcp(host: host, port: port)
         }
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(target.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(Errno.text(Errno.current))") }
         var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1e6))
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        let rc: Int32
-        switch address {
-        case let .unix(path):
-            var sa = sockaddr_un()
-            sa.sun_family = sa_family_t(AF_UNIX)
-            let bytes = Array(path.utf8)
-            guard bytes.count < MemoryLayout.size(ofValue: sa.sun_path) else {
-                close(fd)
-                throw Failure(description: "socket path too long: \(path)")
-            }
-            withUnsafeMutableBytes(of: &sa.sun_path) { raw in
-                raw.copyBytes(from: bytes)
-                raw[bytes.count] = 0
-            }
-            rc = withUnsafePointer(to: &sa) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
-        case let .tcp(host, port) where family == AF_INET6:
-            var sa = sockaddr_in6()
-            sa.sin6_family = sa_family_t(AF_INET6)
-            sa.sin6_port = port.bigEndian
-            _ = inet_pton(AF_INET6, host, &sa.sin6_addr)
-            rc = withUnsafePointer(to: &sa) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-            }
-        case let .tcp(host, port):
-            var sa = sockaddr_in()
-            sa.sin_family = sa_family_t(AF_INET)
-            sa.sin_port = port.bigEndian
-            guard inet_pton(AF_INET, host, &sa.sin_addr) == 1 else {
-                close(fd)
-                throw Failure(description: "'\(host)' is not a numeric IPv4 address")
-            }
-            rc = withUnsafePointer(to: &sa) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-        }
-        guard rc == 0 else {
+        switch SocketConnect.connect(fd, to: target) {
+        case .success(0):
+            return fd
+        case .success:
             let e = Errno.current
             close(fd)
             throw Failure(description: "cannot connect to \(address): \(Errno.text(e))")
+        case .failure(let refusal):
+            close(fd)
+            throw Failure(description: refusal.reason)
         }
-        return fd
     }
 
     static func send(_ fd: Int32, _ bytes: [UInt8]) throws {

@@ -190,28 +190,10 @@ def test_signed_forms_of_a_variant_land_on_one_host(hosts):
         proxy.stop()
 
 
-def test_hot_variant_is_spread_within_the_factor(hosts):
-    proxy = HAProxy(hosts.dir, hosts, bounded=True)
-    try:
-        before = [len(s) for s in hosts.served()]
-        statuses = hot_traffic(proxy.port, HOT)
-        assert statuses == {200: 300}, statuses
-        wait_logged(hosts, before, HOT, 300)
-        counts, hot = shares(hosts, before, HOT)
-    finally:
-        proxy.stop()
-    average = sum(counts) / 3
-    print(f"\ntest_haproxy: bounded (hash-balance-factor 125): requests per host {counts} (max {max(counts) / average:.2f}x "
-          f"the average), the hot variant per host {hot}")
-    assert sum(counts) == 300
-    assert max(counts) <= FACTOR * average, f"a host served {max(counts)} of 300 (average {average:.0f}): {counts}"
-    assert sum(1 for n in hot if n > 0) >= 2, f"the hot variant stayed on one host: {hot}"
-
-
-def test_without_the_factor_the_hot_variant_pins_one_host(hosts):
-    """The control: the same recipe and traffic without `hash-balance-factor` (a plain ring)."""
-    proxy = HAProxy(hosts.dir, hosts, bounded=False)
-    hot_path = "/unsafe" + sleep_url(HOLD_MS, 321)
+def measured(hosts: Hosts, bounded: bool, hot_path: str) -> tuple[list[int], list[int], float]:
+    """The hot traffic through the recipe (with or without the factor): requests per host, the
+    hot variant's per host, and the average."""
+    proxy = HAProxy(hosts.dir, hosts, bounded=bounded)
     try:
         before = [len(s) for s in hosts.served()]
         statuses = hot_traffic(proxy.port, hot_path)
@@ -220,8 +202,21 @@ def test_without_the_factor_the_hot_variant_pins_one_host(hosts):
         counts, hot = shares(hosts, before, hot_path)
     finally:
         proxy.stop()
+    assert sum(counts) == 300
     average = sum(counts) / 3
-    print(f"\ntest_haproxy: plain ring: requests per host {counts} (max {max(counts) / average:.2f}x the average), "
-          f"the hot variant per host {hot}")
+    print(f"\ntest_haproxy: {'bounded (hash-balance-factor 125)' if bounded else 'plain ring'}: requests per host "
+          f"{counts} (max {max(counts) / average:.2f}x the average), the hot variant per host {hot}")
+    return counts, hot, average
+
+
+def test_hot_variant_is_spread_within_the_factor(hosts):
+    counts, hot, average = measured(hosts, True, HOT)
+    assert max(counts) <= FACTOR * average, f"a host served {max(counts)} of 300 (average {average:.0f}): {counts}"
+    assert sum(1 for n in hot if n > 0) >= 2, f"the hot variant stayed on one host: {hot}"
+
+
+def test_without_the_factor_the_hot_variant_pins_one_host(hosts):
+    """The control: the same recipe and traffic without `hash-balance-factor` (a plain ring)."""
+    counts, hot, average = measured(hosts, False, "/unsafe" + sleep_url(HOLD_MS, 321))
     assert sorted(hot)[:2] == [0, 0], f"without the factor the hot variant has one host: {hot}"
     assert max(counts) > FACTOR * average, f"the plain ring stayed within {FACTOR}x: {counts}"

@@ -868,10 +868,14 @@ def test_store_down_fails_open(fleet, distribution):
     assert all(h.proc.poll() is None and len(h.workers()) == 2 for h in fleet.hosts)
 
     fleet.store.start()
-    time.sleep(RETRY_AFTER + 0.5)  # the breaker's interval (fixed, not a speed assumption)
-    render_all([(50 + i, 12) for i in range(12)])
-    after = wait_for_keys(fleet, prefix, stored + 1, timeout=30)
-    assert len(after) > stored, "writes did not resume after the store came back"
+    # New variants until one reaches the store (each worker's breaker reopens after RETRY_AFTER).
+    deadline = time.monotonic() + 10 * RETRY_AFTER + 20
+    i = 0
+    while len(fleet.store.keys(prefix)) <= stored:
+        assert time.monotonic() < deadline, "writes did not resume after the store came back"
+        render_all([(50 + i % 40, 13 + i // 40)])
+        i += 1
+        time.sleep(0.2)
 
 
 def test_secret_hidden_from_config_dump(environment_ok):

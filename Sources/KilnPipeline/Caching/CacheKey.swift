@@ -19,10 +19,13 @@ public struct CacheKey: Sendable, Hashable {
     public let hex: String
     /// The source path relative to the root (kept in disk entries for `purge(sourcePath:)`).
     public let sourcePath: String
+    /// The key text built with the source's portable identity (`SourceIdentity.portableCanonical`,
+    /// without the inode): what `sharedHex` digests.
+    let sharedText: String
     /// The name of the result in the shared result store (`SharedCaching`), the same on every
-    /// host: SHA-256 (64 hex digits) of the key text built with the source's portable identity
-    /// (`SourceIdentity.portableCanonical`, without the inode).
-    public let sharedHex: String
+    /// host: SHA-256 (64 hex digits) of `sharedText`. Computed when asked (only a configured
+    /// store asks), so a request without one digests one key text, as before.
+    public var sharedHex: String { Digest.sha256Hex(sharedText) }
 
     /// - Parameters:
     ///   - canonicalRequest: `ImageRequest.canonical` (ends with the source path).
@@ -38,7 +41,7 @@ public struct CacheKey: Sendable, Hashable {
         let request = "\(canonicalRequest.utf8.count):\(canonicalRequest)\n\(outputFormat)\n"
         text = "kiln-cache/\(version)\n" + request + source.canonical + "\n" + settings
         hex = Digest.sha256Hex(text)
-        sharedHex = Digest.sha256Hex("kiln-shared/\(version)\n" + request + source.portableCanonical + "\n" + settings)
+        sharedText = "kiln-shared/\(version)\n" + request + source.portableCanonical + "\n" + settings
         self.sourcePath = sourcePath
     }
 

@@ -91,7 +91,7 @@ import Testing
         ("/_next/image?url=%2Fcat.jpg%3Fv%3D1&w=640", ["query"]),
         ("/_next/image?url=%2Fa%252Fb.jpg&w=640", ["encoded slash"]),
         ("/_next/image?url=%2Fcat.jpg&w=640&q=75%00", ["NUL"]),
-        ("/cdn-cgi/image/width=300,trim=10/cat.jpg", ["'trim'", "no trim"]),
+        ("/cdn-cgi/image/width=300,trim=10/cat.jpg", ["'trim'", "uniform borders"]),
         ("/cdn-cgi/image/width=300,anim=false,onerror=redirect/cat.jpg", ["'anim'", "'onerror'"]),
         ("/cdn-cgi/image/width=300,fit=pad/cat.jpg", ["fit=pad"]),
         ("/cdn-cgi/image/fit=cover/cat.jpg", ["fit needs width or height"]),

@@ -19,7 +19,8 @@
 /// | `flip` (`h`, `v`, `hv`) | `flip:` |
 /// | `metadata=keep` / `none` | `strip:0` / `strip:1` |
 ///
-/// Not supported (400 naming them): `fit=pad`, `trim`, `metadata=copyright`, `gravity=face`, CSS
+/// Not supported (400 naming them): `fit=pad`, `trim` (pixel counts; Kiln's `t:` trims by colour),
+/// `metadata=copyright`, `gravity=face`, CSS
 /// colour names and functions, and every other option (`anim`, `onerror`, `brightness`, …).
 public struct CloudflareAdapter: URLAdapter {
     public static let prefix = "/cdn-cgi/image/"
@@ -30,12 +31,28 @@ public struct CloudflareAdapter: URLAdapter {
         self.origins = origins
     }
 
-    static let aliases = ["w": "width", "h": "height", "q": "quality", "f": "format"]
-    static let known: Set<String> = ["width", "height", "fit", "gravity", "quality", "format", "dpr", "blur", "sharpen",
-                                     "background", "rotate", "flip", "metadata"]
-    static let notSupported: [String: String] = [
-        "trim": "Kiln has no trim operation",
+    /// Cloudflare's options and the Kiln options each becomes (`AdapterParameter`).
+    public static let parameters: [AdapterParameter] = [
+        .init("width", aliases: ["w"], options: ["width", "resize", "enlarge"]),
+        .init("height", aliases: ["h"], options: ["height", "resize", "enlarge"]),
+        .init("fit", options: ["resize", "enlarge"]),
+        .init("gravity", options: ["gravity"]),
+        .init("quality", aliases: ["q"], options: ["quality"]),
+        .init("format", aliases: ["f"], options: ["format", "progressive"]),
+        .init("dpr", options: ["dpr"]),
+        .init("blur", options: ["blur"]),
+        .init("sharpen", options: ["sharpen"]),
+        .init("background", options: ["background"]),
+        .init("rotate", options: ["rotate"]),
+        .init("flip", options: ["flip"]),
+        .init("metadata", options: ["strip"]),
+        .init("trim", refused: "Cloudflare's trim cuts fixed pixel counts; Kiln's trim (t:) cuts uniform borders by colour, "
+                + "on native URLs"),
     ]
+
+    static let aliases = parameters.aliasTable
+    static let known = parameters.accepted
+    static let notSupported = parameters.refusals
 
     public func adapt(path: String, query: String?) throws(AdapterError) -> AdaptedURL? {
         guard path.hasPrefix(CloudflareAdapter.prefix) else { return nil }

@@ -26,7 +26,24 @@ public struct ImgixAdapter: URLAdapter {
 
     public init() {}
 
-    static let known: Set<String> = ["w", "h", "fit", "crop", "fm", "q", "dpr", "auto", "bg", "blur", "flip", "rot", "ixlib"]
+    /// imgix's parameters and the Kiln options each becomes (`AdapterParameter`).
+    public static let parameters: [AdapterParameter] = [
+        .init("w", options: ["width", "resize", "enlarge"]),
+        .init("h", options: ["height", "resize", "enlarge"]),
+        .init("fit", options: ["resize", "enlarge"]),
+        .init("crop", options: ["gravity"]),
+        .init("fm", options: ["format", "progressive"]),
+        .init("auto", options: ["format"]),
+        .init("q", options: ["quality"]),
+        .init("dpr", options: ["dpr"]),
+        .init("bg", options: ["background"]),
+        .init("blur", options: ["blur"]),
+        .init("flip", options: ["flip"]),
+        .init("rot", options: ["rotate"]),
+        .init("ixlib"),
+    ]
+
+    static let known = parameters.accepted
 
     public func adapt(path: String, query: String?) throws(AdapterError) -> AdaptedURL? {
         guard let query, !query.isEmpty else { return nil }

@@ -16,10 +16,18 @@ public struct NextImageAdapter: URLAdapter {
         self.origins = origins
     }
 
+    /// Next.js's parameters and the Kiln options each becomes (`AdapterParameter`); the format is
+    /// `f:auto` always.
+    public static let parameters: [AdapterParameter] = [
+        .init("url", options: ["format"]),
+        .init("w", options: ["width"]),
+        .init("q", options: ["quality"]),
+    ]
+
     public func adapt(path: String, query: String?) throws(AdapterError) -> AdaptedURL? {
         guard path == NextImageAdapter.path else { return nil }
         let q = try QueryParameters(query ?? "", adapter: name)
-        let unknown = q.unknown(["url", "w", "q"])
+        let unknown = q.unknown(NextImageAdapter.parameters.accepted)
         guard unknown.isEmpty else { throw AdapterError.unsupported(name, unknown) }
         guard let url = q["url"], !url.isEmpty else { throw AdapterError(name, "missing url=") }
         guard let w = q["w"] else { throw AdapterError(name, "missing w=") }

@@ -18,7 +18,7 @@ public enum PolicyError: Error, Equatable, Sendable {
 ///
 /// Only what the client wrote is checked, before presets expand: presets are the operator's, and
 /// so are nginx's trusted rewrites (which skip the policy). `exp:` is always allowed: it only
-/// restricts.
+/// restricts (`OptionDeclaration.access`).
 public struct OptionPolicy: Sendable, Equatable {
     public struct Entry: Sendable, Equatable {
         /// Canonical option name (`format` for `f`).
@@ -52,8 +52,10 @@ public struct OptionPolicy: Sendable, Equatable {
     public func check(segment: String) throws(PolicyError) {
         let name = String(segment.prefix { $0 != ":" })
         let arguments = segment.count > name.count ? String(segment.dropFirst(name.count + 1)) : nil
-        let option = SpecParser.canonicalOptionName(name)
-        if option == "expires" { return }
+        let declared = OptionCatalog.declaration(named: name)
+        // Options that only restrict the answer (`exp:`) are always accepted.
+        if declared?.access == .always { return }
+        let option = declared?.name ?? name
         if presetsOnly, option != "preset" {
             let allowed = presetsOnlyAllow.contains { $0.option == option && ($0.arguments == nil || $0.arguments == arguments) }
             guard allowed else {

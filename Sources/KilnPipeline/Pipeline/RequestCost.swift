@@ -121,15 +121,17 @@ public struct RequestCost: Sendable, Equatable {
                 // Worst case: the scan reads every pixel (an image that is border all over),
                 // then the crop copies the box (at most the input).
                 cost.add(name, 2 * bytes, 2 * mp)
-            case .circle, .rounded:
-                cost.add(name, bytes + outBytes, 2 * max(mp, outMP))
             case .watermark(let w):
                 // The blend is float math per covered pixel (a tile covers them all, one mark at
                 // most all of them); a `scale` resamples the mark, at most the output's size in RGBA.
                 let scaled = w.scale > 0 ? 4 * outSize.width * outSize.height : 0
                 cost.add(name, bytes + outBytes + scaled, 3 * outMP + (w.scale > 0 ? outMP : 0))
-            default:
-                cost.add(name, bytes + outBytes, max(mp, outMP))
+            case .crop, .pad, .circle, .rounded, .grayscale, .sepia, .tint, .brightness, .contrast, .saturation,
+                 .rotate, .flip, .custom:
+                // One pass over input and output: the option's declared weight (`OptionDeclaration.work`;
+                // a custom processor counts as one simple pass).
+                let weight = OptionCatalog.declaration(of: operation)?.work ?? 1
+                cost.add(name, bytes + outBytes, weight * max(mp, outMP))
             }
             size = outSize
             channels = outChannels
@@ -193,7 +195,9 @@ public struct RequestCost: Sendable, Equatable {
             return (degrees % 180 == 0 ? input : input.transposed, channels)
         case .rounded:
             return (input, 4)
-        default:
+        case .trim, .blur, .sharpen, .grayscale, .sepia, .tint, .brightness, .contrast, .saturation, .flip,
+             .custom, .watermark:
+            // Trim is planned at its worst case (nothing cut); the others keep the size.
             return (input, channels)
         }
     }
@@ -242,7 +246,8 @@ extension Operation {
         case .pad(let p): p.background == nil
         case .circle(let bg): bg == nil
         case .rounded: true
-        default: false
+        case .trim, .resize, .crop, .blur, .sharpen, .grayscale, .sepia, .tint, .brightness, .contrast, .saturation,
+             .rotate, .flip, .custom, .watermark: false
         }
     }
 }

@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+@testable import KilnModel
+
+/// The option declarations (`OptionCatalog`) against everything derived from them: the parser,
+/// the policy's names, the docs' tables and the fuzz dictionary. `KILN_DOCS_UPDATE=1` rewrites
+/// the generated parts of the files instead of comparing them.
+@Suite struct OptionCatalogTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let updating = ProcessInfo.processInfo.environment["KILN_DOCS_UPDATE"] == "1"
+    let parser = SpecParser(maxOperations: 32, watermarks: ["logo"])
+
+    @Test func everyNameIsDeclaredOnce() {
+        let names = OptionCatalog.all.flatMap(\.names)
+        #expect(Set(names).count == names.count)
+        for option in OptionCatalog.all {
+            #expect(!option.usages.isEmpty, "\(option.name) has no documented usage")
+            #expect(option.usages.allSatisfy { !$0.examples.isEmpty }, "\(option.name) has no example")
+        }
+    }
+
+    /// Every documented example parses, and a declared option reaches its own declaration.
+    @Test func everyExampleParses() throws {
+        let presets = SpecParser(presets: ["avatar": "rs:96:96:fill/circle/f:webp"], watermarks: ["logo"])
+        for option in OptionCatalog.all {
+            for usage in option.usages {
+                for example in usage.examples {
+                    var request: ImageRequest?
+                    #expect(throws: Never.self, "\(example)") {
+                        request = try presets.parse(example, hints: AnyWidth())
+                    }
+                    #expect(request?.sourcePath.hasSuffix(".jpg") == true || request?.sourcePath.hasSuffix(".png") == true
+                            || request?.sourcePath.hasSuffix(".gif") == true, "\(example) parsed to \(String(describing: request?.sourcePath))")
+                }
+            }
+        }
+    }
+
+    /// Steps name their declaration and back: `Operation.optionName` is a declared step option.
+    @Test func operationsAndDeclarationsAgree() throws {
+        let request = try parser.parse("/t:5/rs:10:10/crop:5:5/pad:1/circle/rc:2/bl:1/sh:1/gs/sepia/tint:ff0000/br:1/co:1/sa:1/rot:90/flip:h/wm:logo/a.jpg")
+        #expect(request.operations.count == 17)
+        for operation in request.operations {
+            let declaration = OptionCatalog.declaration(of: operation)
+            #expect(declaration?.operation == operation.optionName, "\(operation)")
+            #expect(declaration?.perFrame == true)
+        }
+        for option in OptionCatalog.all where option.operation == nil {
+            #expect(option.table == .options, "\(option.name) adds no step but is listed as a processor")
+        }
+    }
+
+    @Test func policyNamesComeFromTheDeclarations() {
+        for option in OptionCatalog.all {
+            for name in option.names {
+                #expect(SpecParser.canonicalOptionName(name) == option.name)
+                #expect(SpecParser.operationName(name) == option.operation)
+            }
+        }
+        let always = OptionCatalog.all.filter { $0.access == .always }.map(\.name)
+        #expect(always == ["expires"], "only restricting options skip the policy")
+        let policy = OptionPolicy(presetsOnly: true)
+        #expect((try? parser.check(policy, path: "/exp:1/a.jpg", isDecoded: false)) != nil)
+    }
+
+    @Test func privacyRelevantOptionsAreMarked() {
+        let revealing = OptionCatalog.all.filter { $0.privacy != .none }.map(\.name)
+        #expect(revealing == ["strip"])
+    }
+
+    @Test func docsTablesAreGenerated() throws {
+        try Self.checkGenerated(file: "docs/url-api.md", marker: "options table", text: OptionCatalog.markdownTable(.options))
+        try Self.checkGenerated(file: "docs/url-api.md", marker: "options processors", text: OptionCatalog.markdownTable(.processors))
+    }
+
+    @Test func fuzzDictionaryHasEveryToken() throws {
+        let tokens = OptionCatalog.fuzzTokens.map { "\"\($0)\"" }.joined(separator: "\n")
+        try Self.checkGenerated(file: "Fuzz/Dictionaries/FuzzSpecParser.dict", marker: "OptionCatalog.fuzzTokens", text: tokens,
+                                begin: "# generated: ", end: "# end generated")
+    }
+
+    /// Compares (or rewrites) the lines between `<begin><marker>…` and `<end>…` in `file`.
+    static func checkGenerated(file: String, marker: String, text: String,
+                               begin: String = "<!-- generated: ", end: String? = nil) throws {
+        let url = root.appendingPathComponent(file)
+        var lines = try String(contentsOf: url, encoding: .utf8).components(separatedBy: "\n")
+        let endPrefix = end ?? "<!-- end generated: \(marker)"
+        guard let start = lines.firstIndex(where: { $0.hasPrefix(begin + marker) }),
+              let stop = lines[start...].firstIndex(where: { $0.hasPrefix(endPrefix) }) else {
+            Issue.record("\(file): no generated block \(marker)")
+            return
+        }
+        let current = lines[(start + 1)..<stop].joined(separator: "\n")
+        if updating {
+            lines.replaceSubrange((start + 1)..<stop, with: text.components(separatedBy: "\n"))
+            try lines.joined(separator: "\n").write(to: url, atomically: true, encoding: .utf8)
+            return
+        }
+        #expect(current == text, "\(file) (\(marker)) differs from OptionCatalog: run KILN_DOCS_UPDATE=1 swift test --filter OptionCatalog")
+    }
+}
+
+/// Any device: 640 px.
+private struct AnyWidth: DeviceHintResolving {
+    func resolve(_ use: DeviceHintUse) -> DeviceAnswer { DeviceAnswer(width: 640) }
+}

@@ -6,13 +6,13 @@ import KilnConfigFile
 import KilnModel
 import KilnServer
 
-/// `kiln config check | dump | table | example`: the configuration as Kiln reads it. Every list of
+/// `kiln config check | dump | table | example | vcl`: the configuration as Kiln reads it. Every list of
 /// keys here comes from the declarations (`KilnConfiguration.catalog`).
 struct ConfigCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "config",
         abstract: "Check a configuration file, show the effective settings, or print the key table and an example file.",
-        subcommands: [Check.self, Dump.self, Table.self, Example.self])
+        subcommands: [Check.self, Dump.self, Table.self, Example.self, VCL.self])
 
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(

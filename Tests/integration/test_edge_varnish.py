@@ -11,17 +11,20 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+import random
 import re
 import shutil
 import time
 
 import pytest
+from PIL import Image
 
 from helpers import CORPUS
 from stack import running_stack
 from varnish import Varnish, started_varnish
 
-SOURCES = ["tags.jpg", "hit.jpg", "x.jpg", "y.jpg", "preset.jpg", "auto.jpg", "acl.jpg", "url.jpg", "sentinel.jpg"]
+SOURCES = ["tags.jpg", "hit.jpg", "x.jpg", "y.jpg", "preset.jpg", "auto.jpg", "acl.jpg", "url.jpg", "sentinel.jpg",
+           "hint-w.jpg", "hint-vw.jpg", "hint-dpr.jpg", "hint-sd.jpg", "hint-origin.jpg"]
 PRESETS = ["--set", "presets.thumb=rs:50:50:fill/f:png", "--set", "presets.soft=bl:2"]
 _sentinels = itertools.count(10)
 
@@ -39,7 +42,11 @@ def edge_root(tmp_path_factory):
     os.chmod(base, 0o755)
     os.chmod(root, 0o755)
     for name in SOURCES:
-        shutil.copy2(CORPUS / "pillow_hopper.jpg", root / name)
+        if name.startswith("hint-"):
+            # Wide enough that every hinted width (up to 1920 px, DPR 4 of 100 px) is its own answer.
+            Image.linear_gradient("L").resize((2400, 1600)).convert("RGB").save(root / name, quality=80)
+        else:
+            shutil.copy2(CORPUS / "pillow_hopper.jpg", root / name)
         os.chmod(root / name, 0o644)
     # The stack's readiness probe asks for this one.
     shutil.copy2(CORPUS / "pillow_hopper.jpg", root / "pillow_hopper.jpg")
@@ -231,3 +238,47 @@ def test_each_header_can_be_turned_off(make_stack, edge_root):
         assert is_edge_hit(v.client().get("/w:40/tags.jpg"))
     finally:
         v.cleanup()
+
+
+def _flood_values(kind: str) -> list[str]:
+    """1,000 values of one header as browsers and clients send them: every spelling Kiln can
+    tell apart, junk it ignores, and near-duplicates of each class."""
+    rng = random.Random(kind)
+    if kind in ("width", "viewport"):
+        values = [str(rng.randint(1, 3000)) for _ in range(900)]
+        values += [f" {rng.randint(1, 3000)}\t", "0", "-1", "1e3", "abc", "", "1234567890", "12.5"] * 12 + ["640", "320"] * 2
+    elif kind == "dpr":
+        values = [f"2.{i:05d}" for i in range(400)] + [f"{rng.uniform(0.1, 6):.6f}" for _ in range(500)]
+        values += ["1", "3.0", "0", "-2", "x", "2.", ".5", "1e1"] * 12 + ["4"] * 4
+    elif kind == "save-data":
+        values = [f"on;v={i}" for i in range(500)] + [f"ON ; x={i}" for i in range(200)] + [f"off;v={i}" for i in range(300)]
+    else:
+        values = [f"https://site{i}.example" for i in range(1000)]
+    return values[:1000]
+
+
+@pytest.mark.parametrize("uri,header,kind", [
+    ("/w:auto/hint-w.jpg", "Sec-CH-Width", "width"),
+    ("/w:auto/hint-vw.jpg", "Viewport-Width", "viewport"),
+    ("/ch:1/w:100/hint-dpr.jpg", "Sec-CH-DPR", "dpr"),
+    ("/ch:1/w:300/hint-sd.jpg", "Save-Data", "save-data"),
+    ("/w:40/hint-origin.jpg", "Origin", "origin"),
+])
+def test_a_flood_of_header_values_keeps_one_edge_object_per_answer(kiln, edge, uri, header, kind):
+    """Issue 36: 1,000 values of a header Kiln varies on are as many edge objects as Kiln has
+    different answers (the VCL's generated `kiln_normalize_hints`), not 1,000 backend fetches."""
+    c = edge.client()
+    settle(kiln)
+    objects_before = edge.stats().get("MAIN.n_object", 0)
+    etags = set()
+    for value in _flood_values(kind):
+        r = c.get(uri, {header: value})
+        assert r.status == 200, (header, value, r.describe())
+        etags.add(r.header("etag"))
+    settle(kiln)
+    fetched = access_count(kiln, uri)
+    objects = edge.stats().get("MAIN.n_object", 0) - objects_before
+    assert fetched == len(etags), f"{header}: {fetched} backend fetches for {len(etags)} distinct answers"
+    assert objects == len(etags), f"{header}: {objects} edge objects for {len(etags)} distinct answers"
+    expected = {"width": 5, "viewport": 5, "dpr": 7, "save-data": 2, "origin": 1}[kind]
+    assert len(etags) == expected, f"{header}: {len(etags)} distinct answers"

@@ -1,3 +1,4 @@
+import KilnModel
 import HTTPTypes
 
 /// The header fields Kiln writes and reads, spelt once: swift-http-types' registry
@@ -36,15 +37,16 @@ public enum HeaderName {
 
     /// Client Hints and Save-Data (`ClientHints`): as sent, for `Vary`. The legacy names (`DPR`,
     /// `Width`, `Viewport-Width`) are accepted too, so they are listed beside the `Sec-CH-` ones.
+    /// The names are `RequestInput`'s, declared once in KilnModel with the classes edges keep.
     public enum Hint {
-        public static let dpr = own("Sec-CH-DPR")
-        public static let width = own("Sec-CH-Width")
-        public static let viewportWidth = own("Sec-CH-Viewport-Width")
-        public static let legacyDPR = own("DPR")
-        public static let legacyWidth = own("Width")
-        public static let legacyViewportWidth = own("Viewport-Width")
-        public static let saveData = own("Save-Data")
-        public static let ect = own("ECT")
+        public static let dpr = own(RequestInput.dpr.name)
+        public static let width = own(RequestInput.width.name)
+        public static let viewportWidth = own(RequestInput.viewportWidth.name)
+        public static let legacyDPR = own(RequestInput.dpr.legacyNames[0])
+        public static let legacyWidth = own(RequestInput.width.legacyNames[0])
+        public static let legacyViewportWidth = own(RequestInput.viewportWidth.legacyNames[0])
+        public static let saveData = own(RequestInput.saveData.name)
+        public static let ect = own(RequestInput.ect.name)
     }
 
     /// The lowercase keys of the request headers Kiln reads.

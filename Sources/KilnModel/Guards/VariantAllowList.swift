@@ -63,9 +63,7 @@ public struct VariantAllowList: Sendable, Equatable {
             if r.height != 0 { r.height = try allowed(r.height, in: heights, what: "height", key: keys.heights) }
             out.operations[i] = .resize(r)
         }
-        if let q = out.output.quality {
-            out.output.quality = try allowed(q, in: qualities, what: "quality", key: keys.qualities)
-        }
+        try out.output.mapQualities { (q) throws(SpecError) in try allowed(q, in: qualities, what: "quality", key: keys.qualities) }
         return out
     }
 

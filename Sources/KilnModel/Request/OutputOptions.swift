@@ -69,6 +69,12 @@ public struct OutputOptions: Sendable, Hashable {
         return parts
     }
 
+    /// Applies `transform` to every quality the options hold (`q:`), so a check of qualities
+    /// (`VariantAllowList`) meets each of them, including ones options added later carry.
+    public mutating func mapQualities(_ transform: (Int) throws(SpecError) -> Int) throws(SpecError) {
+        if let q = quality { quality = try transform(q) }
+    }
+
     /// The concrete output format for a source format and the request's `Accept` header, before the
     /// result's size is known.
     public func resolvedFormat(source: ImageFormat, accepted: FormatNegotiation) -> ImageFormat {

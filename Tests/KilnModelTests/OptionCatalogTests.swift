@@ -105,3 +105,35 @@ import Testing
 private struct AnyWidth: DeviceHintResolving {
     func resolve(_ use: DeviceHintUse) -> DeviceAnswer { DeviceAnswer(width: 640) }
 }
+
+/// `format_quality` (`fq`), the option docs/development.md adds as its walkthrough.
+@Suite struct FormatQualityTests {
+    let parser = SpecParser()
+
+    @Test func parsesIntoOneCanonicalSpelling() throws {
+        let a = try parser.parse("/fq:webp:70:avif:50/f:auto/a.jpg")
+        let b = try parser.parse("/format_quality:avif:50:webp:70/f:auto/a.jpg")
+        #expect(a.canonical == b.canonical)
+        #expect(a.canonical == "fq:avif:50:webp:70/f:auto/-/a.jpg")
+        #expect(try parser.parse("/" + a.canonical).canonical == a.canonical)
+        #expect(a.output.formatQualities == [.avif: 50, .webp: 70])
+        #expect(try parser.parse("/fq:jpg:80/a.jpg").output.formatQualities == [.jpeg: 80])
+    }
+
+    @Test(arguments: ["fq:webp", "fq:png:50", "fq:webp:0", "fq:webp:50:webp:60", "fq:gif:50"])
+    func badArgumentsNameTheOption(_ segment: String) {
+        #expect(throws: SpecError.self) { try parser.parse("/\(segment)/a.jpg") }
+    }
+
+    @Test func theAllowListChecksEveryQuality() throws {
+        let list = VariantAllowList(qualities: [50, 80], policy: .snap)
+        let snapped = try list.apply(to: try parser.parse("/fq:webp:60:avif:90/f:auto/a.jpg"))
+        #expect(snapped.output.formatQualities == [.webp: 80, .avif: 80])
+        let refusing = VariantAllowList(qualities: [50, 80], policy: .refuse)
+        #expect(throws: SpecError.self) { try refusing.apply(to: try parser.parse("/fq:webp:60/a.jpg")) }
+    }
+
+    @Test func documentsDropIt() throws {
+        #expect(try parser.parse("/fq:webp:60/f:json/a.jpg").canonical == "f:json/-/a.jpg")
+    }
+}

@@ -67,3 +67,19 @@ def test_strip_0_keeps_exif_with_orientation_reset(client, fmt):
     assert kept.size == (100, 150)
     _, stripped = client.image(f"/w:100/f:{fmt}/exif_Portrait_6.jpg")
     assert len(stripped.getexif()) == 0
+
+
+def test_format_quality_follows_the_negotiated_format(client):
+    """`fq:` (format_quality): the quality of the format `f:auto` picks. Each answer is the bytes
+    of the native URL with that format's `q:`; `q:` wins over `fq:`."""
+    uri = f"/w:320/fq:avif:40:webp:55:jpeg:70/f:auto/{PHOTO_HD}"
+    for accept, fmt, q in [("image/avif,image/webp,*/*", "avif", 40), ("image/webp,*/*", "webp", 55), ("*/*", "jpeg", 70)]:
+        r = client.get(uri, {"Accept": accept})
+        twin = client.get(f"/w:320/q:{q}/f:{fmt}/{PHOTO_HD}")
+        assert r.status == 200 and r.content_type == f"image/{fmt}", (accept, r.describe())
+        assert r.body == twin.body, f"{accept}: fq did not give q:{q}"
+    r = client.get(f"/w:320/q:90/fq:webp:10/f:webp/{PHOTO_HD}")
+    assert r.body == client.get(f"/w:320/q:90/f:webp/{PHOTO_HD}").body
+    bad = client.get(f"/fq:png:50/{PHOTO_HD}")
+    assert bad.status == 400 and b"fq:png:50" in bad.body
+    assert_plain_error(bad)

@@ -36,6 +36,23 @@ extension OptionCatalog {
             b.output.quality = try a.int(0, "quality", 1...100)
         },
         OptionDeclaration(
+            "format_quality", aliases: ["fq"], fuzz: ["fq:avif:50:webp:70", "fq:jpg:85"],
+            usages: [.init("format_quality:<format>:<q>[:<format>:<q>…]",
+                           "the quality of each lossy output format (imgproxy's `fq`), for when the format is the browser's choice (`f:auto`): `fq:avif:50:webp:70`; `q:` wins over it, and formats it does not name keep `output.*_quality`",
+                           ["/fq:avif:50:webp:70/f:auto/cat.jpg"])]
+        ) { (a, b, _) throws(SpecError) in
+            guard a.count >= 2, a.count.isMultiple(of: 2) else { throw a.invalid("takes pairs of a format and a quality") }
+            var qualities: [ImageFormat: Int] = [:]
+            for i in stride(from: 0, to: a.count, by: 2) {
+                guard let format = ImageFormat(rawValue: a[i] == "jpg" ? "jpeg" : a[i]), [.jpeg, .webp, .avif].contains(format) else {
+                    throw a.invalid("format must be jpeg, webp or avif (the formats with a quality)")
+                }
+                guard qualities[format] == nil else { throw a.invalid("\(format.rawValue) given twice") }
+                qualities[format] = try a.int(i + 1, "quality", 1...100)
+            }
+            b.output.formatQualities = qualities
+        },
+        OptionDeclaration(
             "background", aliases: ["bg"],
             usages: [.init("background:<hex>",
                            "colour for `pad` and for flattening transparent pixels when the output has no alpha (JPEG); default `output.background` (white) for JPEG, transparent for `pad`",

@@ -23,6 +23,8 @@ public struct OutputOptions: Sendable, Hashable {
     public var format: FormatChoice = .source
     /// 1...100; nil uses the configured default of the output format.
     public var quality: Int?
+    /// `format_quality:<format>:<q>…` (`fq`): the quality of each format, below `quality`.
+    public var formatQualities: [ImageFormat: Int] = [:]
     /// `background:<hex>` (`bg`): what transparent pixels are flattened onto when the output has
     /// no alpha, and the fill of `pad`; nil uses the configured `output.background`.
     public var background: RGBColor?
@@ -58,6 +60,10 @@ public struct OutputOptions: Sendable, Hashable {
         var parts: [String] = []
         if let background { parts.append("background:\(background)") }
         if let quality { parts.append("q:\(quality)") }
+        if !formatQualities.isEmpty {
+            let pairs = formatQualities.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue):\($0.value)" }
+            parts.append("fq:" + pairs.joined(separator: ":"))
+        }
         if let document { parts.append("f:\(document.rawValue)") } else if let f = format.canonical { parts.append("f:\(f)") }
         if placeholders { parts.append("placeholders:1") }
         if let blurhash { parts.append("blurhash:\(blurhash.x):\(blurhash.y)") }
@@ -73,6 +79,7 @@ public struct OutputOptions: Sendable, Hashable {
     /// (`VariantAllowList`) meets each of them, including ones options added later carry.
     public mutating func mapQualities(_ transform: (Int) throws(SpecError) -> Int) throws(SpecError) {
         if let q = quality { quality = try transform(q) }
+        for (format, q) in formatQualities { formatQualities[format] = try transform(q) }
     }
 
     /// The concrete output format for a source format and the request's `Accept` header, before the

@@ -63,7 +63,7 @@ public struct OutputConfiguration: ConfigSection, Equatable {
     /// assume for untagged output. `metadata`: EXIF/XMP to keep (`strip:0`), nil strips them.
     public func encodeOptions(format: ImageFormat, request: OutputOptions = OutputOptions(),
                               metadata: ImageMetadata? = nil) -> EncodeOptions {
-        let q = request.quality ?? (format == .webp ? webpQuality : format == .avif ? avifQuality : jpegQuality)
+        let q = request.quality ?? request.formatQualities[format] ?? (format == .webp ? webpQuality : format == .avif ? avifQuality : jpegQuality)
         return EncodeOptions(format: format, quality: q, progressive: request.progressive ?? progressive,
                              lossless: request.lossless, webpMethod: webpMethod, avifSpeed: avifSpeed, pngCompressionLevel: pngCompressionLevel,
                              metadata: request.strip ? nil : metadata)

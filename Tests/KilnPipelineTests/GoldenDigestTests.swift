@@ -77,6 +77,16 @@ import KilnProcessing
         #expect(Set(GoldenRequests.rows.map(\.key)).count == GoldenRequests.rows.count, "a row is listed twice")
     }
 
+    @Test func theFileRoundTripsAndNamesItsVersionFirst() throws {
+        let rows = Array(GoldenRequests.rows.prefix(3))
+        let file = GoldenDigestFile(version: 7, digests: Dictionary(uniqueKeysWithValues: rows.map { ($0.key, String(repeating: "a", count: 64)) }))
+        let text = file.text(rows: rows)
+        #expect(text.hasPrefix("# CacheKey.formatVersion 7 (regenerate: \(GoldenDigestFile.regenerate))\n"))
+        #expect(try GoldenDigestFile(text: text) == file)
+        #expect(throws: GoldenDigestFile.ReadError.self) { try GoldenDigestFile(text: "request\tsource\taccept\tsha256\n") }
+        #expect(throws: GoldenDigestFile.ReadError.self) { try GoldenDigestFile(text: text + "w:1\ta.jpg\t-\tshort\n") }
+    }
+
     @Test func outputBytesMatchTheGoldenDigests() throws {
         let rows = GoldenRequests.rows
         if Self.updating {

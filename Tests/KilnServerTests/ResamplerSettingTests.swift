@@ -13,6 +13,13 @@ import KilnProcessing
         #expect(ResamplerKernel.automatic.resolved != nil, "the default never runs the float reference")
     }
 
+    /// The float reference runs only when asked for by name: no other choice resolves to it,
+    /// whatever the CPU.
+    @Test func onlyAnExplicitSettingReachesTheFloatReference() {
+        #expect(ResamplerKernel.allCases.filter { $0.resolved == nil } == [.float])
+        #expect(ResamplerKernel.automatic.resolved == ResamplerKernel.avx2.resolved)
+    }
+
     @Test func parsesEachKernelAndRefusesOthers() throws {
         for kernel in ResamplerKernel.allCases {
             let values = ConfigValues([DebugConfiguration.Key.resampler.key: kernel.rawValue.uppercased()])

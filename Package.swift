@@ -171,7 +171,9 @@ let package = Package(
         .testTarget(name: "KilnCodecsTests", dependencies: ["KilnCodecs", "KilnTestBytes"]),
         // KilnCodecs: the resampler's fidelity tests decode the shared photos.
         .testTarget(name: "KilnProcessingTests", dependencies: ["KilnProcessing", "KilnCodecs"]),
-        .testTarget(name: "KilnPipelineTests", dependencies: ["KilnPipeline", "KilnHTTP", "KilnTestSupport", "KilnTestBytes"]),
+        // Golden/: the digests and the source files of GoldenDigestTests, read by path.
+        .testTarget(name: "KilnPipelineTests", dependencies: ["KilnPipeline", "KilnHTTP", "KilnTestSupport", "KilnTestBytes"],
+                    exclude: ["Golden"]),
         .testTarget(name: "KilnHTTPTests", dependencies: ["KilnHTTP", "KilnTestBytes"]),
         .testTarget(name: "KilnOriginsTests", dependencies: ["KilnOrigins", "KilnPipeline", "KilnHTTP", "KilnTestSupport"]),
         .testTarget(name: "KilnServerTests", dependencies: [

@@ -17,19 +17,17 @@ int kiln_resample_has_avx2(void) {
 #endif
 }
 
-int kiln_resample_environment_path(void) {
-    static int cached = -1;
-    int value = __atomic_load_n(&cached, __ATOMIC_RELAXED);
-    if (value >= 0) return value;
-    const char *s = getenv("KILN_RESAMPLER");
-    value = KILN_RESAMPLE_AUTO;
-    if (s) {
-        if (strcmp(s, "float") == 0) value = KILN_RESAMPLE_FLOAT;
-        else if (strcmp(s, "portable") == 0) value = KILN_RESAMPLE_PORTABLE;
-        else if (strcmp(s, "avx2") == 0) value = KILN_RESAMPLE_AVX2;
-    }
-    __atomic_store_n(&cached, value, __ATOMIC_RELAXED);
-    return value;
+// One process, one kernel: chosen by `debug.resampler` (never by the environment or the CPU's
+// features, which would let two hosts of a fleet store different bytes under one cache key).
+static int default_path = KILN_RESAMPLE_AUTO;
+
+int kiln_resample_default_path(void) {
+    return __atomic_load_n(&default_path, __ATOMIC_RELAXED);
+}
+
+void kiln_resample_set_default_path(int path) {
+    if (path < KILN_RESAMPLE_AUTO || path > KILN_RESAMPLE_FLOAT) return;
+    __atomic_store_n(&default_path, path, __ATOMIC_RELAXED);
 }
 
 // ---- portable path ---------------------------------------------------------------------------
@@ -37,9 +35,7 @@ int kiln_resample_environment_path(void) {
 void kr_widen_portable(const kr_context *k, const uint8_t *src_row, int16_t *w) {
     const uint8_t *s = src_row + (size_t)k->first_column * k->channels;
     int n = k->column_count;
-    if (k->channels == 1) {
-        for (int i = 0; i < n; i++) w[i] = (int16_t)(s[i] << KR_SOURCE_BITS);
-    } else if (k->channels == 3) {
+    if (k->channels == 3) {
         for (int i = 0; i < n; i++) {
             w[4 * i] = (int16_t)(s[3 * i] << KR_SOURCE_BITS);
             w[4 * i + 1] = (int16_t)(s[3 * i + 1] << KR_SOURCE_BITS);
@@ -64,16 +60,6 @@ void kr_horizontal_portable(const kr_context *k, const int16_t *wide, int16_t *o
     const int taps = k->h_taps;
     const int C = k->channels;
     const int32_t round = 1 << (KR_H_SHIFT - 1);
-    if (k->wide_channels == 1) {
-        for (int x = 0; x < k->out_width; x++) {
-            const int16_t *p = wide + k->h_starts[x];
-            const int16_t *w = k->h_weights + (size_t)x * taps;
-            int32_t s = 0;
-            for (int t = 0; t < taps; t++) s += (int32_t)p[t] * w[t];
-            out[x] = kr_clamp16((s + round) >> KR_H_SHIFT);
-        }
-        return;
-    }
     // Four channels as one vector of four int32 sums (GNU C vector extensions: SSE2 on x86-64,
     // NEON on arm64, plain scalar code elsewhere).
     typedef int32_t v4i32 __attribute__((vector_size(16)));
@@ -183,7 +169,7 @@ int kiln_resample_u8(const uint8_t *src, int32_t src_width, int32_t src_height, 
                      int32_t alpha, const kiln_resample_axis *horizontal,
                      const kiln_resample_axis *vertical, uint8_t *dst, int32_t path) {
     if (!src || !dst || src_width <= 0 || src_height <= 0) return -1;
-    if (channels != 1 && channels != 3 && channels != 4) return -1;
+    if (channels != 3 && channels != 4) return -1;
     if (alpha != KILN_RESAMPLE_ALPHA_NONE && channels != 4) return -1;
     if (!valid_axis(horizontal, src_width) || !valid_axis(vertical, src_height)) return -1;
     if ((int64_t)horizontal->count * channels > (1 << 28)) return -1;
@@ -193,11 +179,9 @@ int kiln_resample_u8(const uint8_t *src, int32_t src_width, int32_t src_height, 
     kr_context k;
     memset(&k, 0, sizeof k);
     k.channels = channels;
-    k.wide_channels = channels == 1 ? 1 : 4;
     k.alpha = alpha;
     k.out_width = horizontal->count;
-    int pad = channels == 1 ? 16 : 4;
-    k.h_taps = (horizontal->taps + pad - 1) / pad * pad;
+    k.h_taps = (horizontal->taps + 3) / 4 * 4;
     k.first_column = horizontal->starts[0];
     k.column_count = horizontal->starts[horizontal->count - 1] + horizontal->taps - k.first_column;
     k.row_length = k.out_width * channels;
@@ -206,7 +190,7 @@ int kiln_resample_u8(const uint8_t *src, int32_t src_width, int32_t src_height, 
 
     k.h_starts = malloc(sizeof(int32_t) * (size_t)k.out_width);
     k.h_weights = calloc((size_t)k.out_width * k.h_taps, sizeof(int16_t));
-    k.wide_stride = (k.column_count + 16) * k.wide_channels;
+    k.wide_stride = (k.column_count + 16) * 4;
     k.wide = calloc((size_t)KR_BATCH * k.wide_stride, sizeof(int16_t));
     k.acc = malloc(sizeof(int32_t) * (size_t)k.row_stride);
     // The ring holds the rows the current window reads plus up to KR_BATCH - 1 filtered ahead.
@@ -240,7 +224,7 @@ int kiln_resample_u8(const uint8_t *src, int32_t src_width, int32_t src_height, 
         while (next < start + v_taps) {
             int16_t *slots[KR_BATCH];
             const int16_t *wides[KR_BATCH];
-            if (avx2 && k.wide_channels == 4 && next + KR_BATCH <= rows_end && next + KR_BATCH <= start + ring_rows) {
+            if (avx2 && next + KR_BATCH <= rows_end && next + KR_BATCH <= start + ring_rows) {
                 // Straight from the bytes where widening is a shift and the step's 16-byte reads
                 // past the last column stay inside the source (every batch but the image's last).
                 if (alpha != KILN_RESAMPLE_ALPHA_PREMULTIPLY_AROUND &&

@@ -64,7 +64,7 @@ KR_AVX2 void kr_widen_avx2(const kr_context *k, const uint8_t *src_row, int16_t 
         }
         return;
     }
-    const int total = n * k->channels;  // grey, or RGBA as it is
+    const int total = n * 4;  // RGBA as it is
     for (; i + 16 <= total; i += 16) {
         __m256i x = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(s + i)));
         _mm256_storeu_si256((__m256i *)(w + i), _mm256_slli_epi16(x, KR_SOURCE_BITS));
@@ -75,24 +75,6 @@ KR_AVX2 void kr_widen_avx2(const kr_context *k, const uint8_t *src_row, int16_t 
 KR_AVX2 void kr_horizontal_avx2(const kr_context *k, const int16_t *wide, int16_t *out) {
     const int taps = k->h_taps;
     const __m128i round = _mm_set1_epi32(1 << (KR_H_SHIFT - 1));
-    if (k->wide_channels == 1) {
-        for (int x = 0; x < k->out_width; x++) {
-            const int16_t *p = wide + k->h_starts[x];
-            const int16_t *w = k->h_weights + (size_t)x * taps;
-            __m256i acc = _mm256_setzero_si256();
-            for (int t = 0; t < taps; t += 16) {
-                __m256i px = _mm256_loadu_si256((const __m256i *)(p + t));
-                __m256i wv = _mm256_loadu_si256((const __m256i *)(w + t));
-                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(px, wv));
-            }
-            __m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
-            s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
-            s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-            s = _mm_srai_epi32(_mm_add_epi32(s, round), KR_H_SHIFT);
-            out[x] = (int16_t)_mm_extract_epi16(_mm_packs_epi32(s, s), 0);
-        }
-        return;
-    }
     // Four-channel pixels, four taps a step: each 128-bit lane holds two pixels, interleaved to
     // (r0 r1 g0 g1 b0 b1 a0 a1) so one vpmaddwd with (w0 w1) repeated gives two taps' sums.
     const __m256i interleave = _mm256_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15,

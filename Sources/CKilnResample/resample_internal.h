@@ -14,17 +14,16 @@
 
 /// Scratch and tables of one resample, shared by both paths.
 typedef struct {
-    int channels;       ///< 1, 3 or 4 (source and output)
-    int wide_channels;  ///< 1 for grey, else 4 (RGB is widened to RGB0)
+    int channels;       ///< 3 or 4 (source and output); widened rows have 4 (RGB0 for RGB)
     int alpha;
     int out_width;
-    int h_taps;         ///< padded: a multiple of 4 (16 for grey); padding weights are 0
+    int h_taps;         ///< padded: a multiple of 4; padding weights are 0
     int first_column;
     int column_count;
     int32_t *h_starts;  ///< relative to first_column
     int16_t *h_weights; ///< out_width * h_taps
     int16_t *wide;      ///< KR_BATCH widened source rows, wide_stride apart, tails zero
-    int wide_stride;    ///< int16 per widened row: (column_count + 16) * wide_channels
+    int wide_stride;    ///< int16 per widened row: (column_count + 16) * 4
     int row_length;     ///< out_width * channels
     int row_stride;     ///< int16 per intermediate row: >= row_length + 4, a multiple of 16
     int32_t *acc;       ///< row_stride int32: the vertical sums before the alpha step
@@ -53,7 +52,7 @@ void kr_widen_avx2(const kr_context *k, const uint8_t *src_row, int16_t *wide);
 void kr_horizontal_avx2(const kr_context *k, const int16_t *wide, int16_t *out);
 /// kr_store_portable for straight alpha (the same bytes).
 void kr_store_straight_avx2(const kr_context *k, const int32_t *acc, uint8_t *dst);
-/// KR_BATCH rows at once (four-channel rows only: `k->wide_channels == 4`).
+/// KR_BATCH rows at once.
 void kr_horizontal4_avx2(const kr_context *k, const int16_t *const *wide, int16_t *const *out);
 /// kr_horizontal4_avx2 straight from the source bytes (rows start at `first_column`), for the
 /// alpha modes whose widening is a shift only; reads up to 16 bytes past a row's last column.

@@ -12,6 +12,7 @@ enum ProcessFile {
     static func process(input: String, spec: String, output: String, configuration settings: KilnConfiguration, logger: Logger) -> Int32 {
         do {
             let factory = HandlerFactory(processors: BuildProcessors.registry)
+            settings.debug.applyResampler(logger)
             let configuration = try settings.pipeline(processors: factory.processors)
             let rendered = try factory.render(file: input, spec: spec, outputPath: output, configuration: configuration)
             try writeFile(output, rendered.data)

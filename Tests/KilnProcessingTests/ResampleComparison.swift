@@ -83,7 +83,4 @@ extension PixelBuffer {
         }
         return PixelBuffer(width: width, height: height, channels: 4, isPremultiplied: true, pixels: p)
     }
-
-    /// Channel 0 alone, as grey bytes.
-    var firstChannel: [UInt8] { stride(from: 0, to: pixels.count, by: channels).map { pixels[$0] } }
 }

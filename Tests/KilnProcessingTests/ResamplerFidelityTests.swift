@@ -6,7 +6,7 @@ import Testing
 
 /// The fixed-point kernel against the float reference on real photos (`shared/bench` and
 /// `shared/corpus`): SSIM ≥ 0.99 per channel and at most 2 apart per channel, for RGB, RGBA
-/// (straight, and premultiplied), and grey through the one-channel kernel. Prints one
+/// (straight, and premultiplied). Prints one
 /// `FIDELITY` line per case with the figures.
 @Suite struct ResamplerFidelityTests {
     static let shared = URL(fileURLWithPath: #filePath)
@@ -63,26 +63,6 @@ import Testing
                 Self.check("\(file) → \(plan.output.width)×\(plan.output.height) \(layout) \(kernel)",
                            ResampleComparison(got, expected))
             }
-        }
-    }
-
-    /// Grey: the photo's first channel through the one-channel kernel against the float path's
-    /// first channel of the same grey as RGB.
-    @Test(arguments: ["bench/photo_1920x1080.jpg", "corpus/pillow_hopper_gray.jpg"])
-    func greyMatchesTheFloatReference(file: String) throws {
-        let image = try Self.decode(file)
-        let grey = image.firstChannel
-        let rgb = PixelBuffer(width: image.width, height: image.height, channels: 3, pixels: grey.flatMap { [$0, $0, $0] })
-        let plan = Self.plan(image, width: image.width > 1000 ? 800 : 50)
-        let horizontal = WeightTable(sourceLength: image.width, origin: 0, extent: plan.sourceWidth, outputLength: plan.output.width)
-        let vertical = WeightTable(sourceLength: image.height, origin: 0, extent: plan.sourceHeight, outputLength: plan.output.height)
-        let expected = Resampler(kernel: .float).resample(rgb, plan: plan).firstChannel
-        for kernel in [ResamplerKernel.portable, .avx2] {
-            let got = try #require(FixedPointResampler(kernel: kernel).resample(
-                pixels: grey, width: image.width, height: image.height, channels: 1, alpha: .none,
-                horizontal: horizontal, vertical: vertical))
-            Self.check("\(file) → \(plan.output.width)×\(plan.output.height) grey \(kernel)",
-                       ResampleComparison(got, expected, width: plan.output.width, height: plan.output.height, channels: 1))
         }
     }
 }

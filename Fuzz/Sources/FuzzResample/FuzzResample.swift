@@ -1,7 +1,7 @@
 import KilnProcessing
 
 /// The resampler's fixed-point kernel (CKilnResample) on random small images, sizes, crops and
-/// layouts (grey, RGB, straight and premultiplied RGBA): the portable and AVX2 paths must agree
+/// layouts (grey as RGB, RGB, straight and premultiplied RGBA): the portable and AVX2 paths must agree
 /// bit for bit and stay within `ResamplerProbe.tolerance` of the float reference.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {

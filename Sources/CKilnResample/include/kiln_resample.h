@@ -3,7 +3,7 @@
 
 #include <stdint.h>
 
-/// Fixed-point separable resampling of 8-bit pixels (grey, RGB, RGBA), the kernel behind
+/// Fixed-point separable resampling of 8-bit pixels (RGB, RGBA), the kernel behind
 /// KilnProcessing's `Resampler`. The weights come from Swift (`WeightTable`), quantised to
 /// `KILN_RESAMPLE_WEIGHT_BITS` fractional bits with every row summing to exactly 1.
 ///
@@ -20,10 +20,10 @@
 
 /// What `kiln_resample_u8` runs.
 enum {
-    KILN_RESAMPLE_AUTO = 0,      ///< AVX2 where the CPU has it, else portable
+    KILN_RESAMPLE_AUTO = 0,      ///< AVX2 where the CPU has it, else portable (the same bytes)
     KILN_RESAMPLE_PORTABLE = 1,  ///< plain C
     KILN_RESAMPLE_AVX2 = 2,      ///< AVX2 (falls back to portable without it)
-    KILN_RESAMPLE_FLOAT = 3,     ///< not run here: Swift's float reference (`KILN_RESAMPLER=float`)
+    KILN_RESAMPLE_FLOAT = 3,     ///< not run here: Swift's float reference (`debug.resampler = "float"`)
 };
 
 /// How colour relates to alpha (4 channels only).
@@ -42,7 +42,7 @@ typedef struct {
     const int16_t *weights;
 } kiln_resample_axis;
 
-/// Resamples a tightly packed `src_width` x `src_height` image of `channels` (1, 3 or 4) bytes a
+/// Resamples a tightly packed `src_width` x `src_height` image of `channels` (3 or 4) bytes a
 /// pixel into `dst` (horizontal->count x vertical->count pixels, tightly packed).
 /// Weights of a row may add up to at most 4.0 in absolute value.
 /// Returns the path that ran (KILN_RESAMPLE_PORTABLE or KILN_RESAMPLE_AVX2), or -1 for bad
@@ -54,8 +54,11 @@ int kiln_resample_u8(const uint8_t *src, int32_t src_width, int32_t src_height, 
 /// 1 when this CPU runs the AVX2 path.
 int kiln_resample_has_avx2(void);
 
-/// The path the environment asks for: `KILN_RESAMPLER` = float, portable, avx2 or auto
-/// (unset or anything else: auto). Read once.
-int kiln_resample_environment_path(void);
+/// The path `Resampler()` runs in this process: KILN_RESAMPLE_AUTO unless
+/// `kiln_resample_set_default_path` chose another (a worker applies `debug.resampler` at start).
+int kiln_resample_default_path(void);
+
+/// Sets the process's path (one of the four values above; anything else is ignored).
+void kiln_resample_set_default_path(int path);
 
 #endif

@@ -20,7 +20,7 @@ public enum ResamplerProbe {
     /// Byte 0: source width - 1 (mod 48); 1: source height - 1 (mod 48); 2, 3: output width and
     /// height - 1 (mod 96; byte 4's bit 0 makes the width up to 2048 instead, bit 1 without
     /// bit 0 the height);
-    /// byte 4 bits 2–3: layout (grey, RGB, straight RGBA, premultiplied RGBA); bit 4: a crop
+    /// byte 4 bits 2–3: layout (grey as RGB, RGB, straight RGBA, premultiplied RGBA); bit 4: a crop
     /// with a fractional origin (bytes 5–8); the rest, repeated, are the pixels.
     /// Stops the process (`precondition`) when the paths disagree or exceed the tolerance.
     @discardableResult
@@ -32,7 +32,7 @@ public enum ResamplerProbe {
         // Wide or tall, not both (a 2041 × 2041 output runs for seconds under ASan).
         let oh = flags & 3 == 2 ? Int(bytes[3]) * 8 + 1 : Int(bytes[3]) % 96 + 1
         let layout = Int(flags >> 2) & 3
-        let channels = [1, 3, 4, 4][layout]
+        let channels = [3, 3, 4, 4][layout]
         var plan = ResizePlan(sourceX: 0, sourceY: 0, sourceWidth: Double(sw), sourceHeight: Double(sh),
                               output: PixelSize(width: ow, height: oh))
         if flags & 16 != 0 {
@@ -42,9 +42,9 @@ public enum ResamplerProbe {
             plan = ResizePlan(sourceX: x, sourceY: y, sourceWidth: w, sourceHeight: h, output: plan.output)
         }
         let payload = bytes[9...]
-        var pixels = [UInt8](repeating: 0, count: sw * sh * (channels == 1 ? 3 : channels))
+        var pixels = [UInt8](repeating: 0, count: sw * sh * channels)
         for i in pixels.indices { pixels[i] = payload[payload.startIndex + i % payload.count] }
-        if channels == 1 {                       // grey: R = G = B
+        if layout == 0 {                          // grey: R = G = B
             for i in stride(from: 0, to: pixels.count, by: 3) { pixels[i + 1] = pixels[i]; pixels[i + 2] = pixels[i] }
         }
         if layout == 3 {                         // premultiplied: colour at most alpha
@@ -52,7 +52,7 @@ public enum ResamplerProbe {
                 for c in 0..<3 { pixels[i + c] = UInt8(Int(pixels[i + c]) * Int(pixels[i + 3]) / 255) }
             }
         }
-        let image = PixelBuffer(width: sw, height: sh, channels: channels == 1 ? 3 : channels,
+        let image = PixelBuffer(width: sw, height: sh, channels: channels,
                                 isPremultiplied: layout == 3, pixels: pixels)
         let reference = Resampler(kernel: .float).resample(image, plan: plan)
         let portable = Resampler(kernel: .portable).resample(image, plan: plan)
@@ -73,20 +73,6 @@ public enum ResamplerProbe {
             }
         }
         precondition(worst <= tolerance, "fixed point \(worst) from the float reference: \(image.size) → \(plan)")
-        if channels == 1 {
-            let horizontal = WeightTable(sourceLength: sw, origin: plan.sourceX, extent: plan.sourceWidth,
-                                         outputLength: ow)
-            let vertical = WeightTable(sourceLength: sh, origin: plan.sourceY, extent: plan.sourceHeight,
-                                       outputLength: oh)
-            let grey = stride(from: 0, to: pixels.count, by: 3).map { pixels[$0] }
-            for kernel in [ResamplerKernel.portable, .avx2] {
-                let out = FixedPointResampler(kernel: kernel).resample(
-                    pixels: grey, width: sw, height: sh, channels: 1, alpha: .none,
-                    horizontal: horizontal, vertical: vertical)
-                precondition(out == stride(from: 0, to: portable.pixels.count, by: 3).map { portable.pixels[$0] },
-                             "grey kernel differs from RGB")
-            }
-        }
         return Summary(source: image.size, output: plan.output, channels: channels, maxDifference: worst)
     }
 }

@@ -3,7 +3,7 @@ import CKilnResample
 /// The fixed-point pass pair of `Resampler`: hands `WeightTable`s, quantised, and the pixel
 /// bytes to CKilnResample's kernel (the only place KilnProcessing touches a C pointer).
 ///
-/// Works on tightly packed 8-bit rows of 1 (grey), 3 (RGB) or 4 (RGBA) channels. Alpha is
+/// Works on tightly packed 8-bit rows of 3 (RGB) or 4 (RGBA) channels. Alpha is
 /// handled as `Resampler.AlphaHandling` says, like the float path: straight RGBA is
 /// premultiplied on the way in (with 7 extra bits) and divided by the unclamped alpha on the way
 /// out; premultiplied RGBA keeps colour at or below alpha.

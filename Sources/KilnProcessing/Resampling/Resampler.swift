@@ -14,14 +14,15 @@ import KilnModel
 /// opaque ones. Premultiplied RGBA stays premultiplied, with colour clamped to alpha.
 ///
 /// The passes run in CKilnResample's fixed-point kernel (`FixedPointResampler`; AVX2 where the
-/// CPU has it) unless `kernel` is `.float`: the Swift float passes, the reference the kernel is
-/// tested against, and the fallback should the kernel decline.
+/// CPU has it, the same bytes elsewhere) unless `kernel` is `.float`: the Swift float passes, the
+/// reference the kernel is tested against, and the fallback should the kernel decline.
 public struct Resampler: Sendable {
     public var kernel: ResamplerKernel
 
-    /// `kernel` defaults to `KILN_RESAMPLER`'s choice (unset: `.automatic`, the fixed-point
-    /// kernel on AVX2, the float passes on other CPUs).
-    public init(kernel: ResamplerKernel = .environmentDefault) {
+    /// `kernel` defaults to the process's choice (`ResamplerKernel.processDefault`, the
+    /// setting `debug.resampler`: `.automatic`, the fixed-point kernel, unless a debug setting
+    /// asks for another).
+    public init(kernel: ResamplerKernel = .processDefault) {
         self.kernel = kernel
     }
 

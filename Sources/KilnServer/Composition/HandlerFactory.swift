@@ -33,6 +33,7 @@ public struct HandlerFactory: Sendable {
     /// Runs once in each worker, with the master's validated values: the image handler, or the
     /// echo handler of the process tests when `debug.echo_handler` is on.
     public func makeHandler(_ configuration: KilnConfiguration, _ logger: Logger) throws -> any RequestHandling {
+        configuration.debug.applyResampler(logger)
         if configuration.debug.echoHandler {
             logger.warning("\(DebugConfiguration.Key.echoHandler.key) is on: answering with the worker PID, not rendering")
             return EchoHandler()
@@ -49,12 +50,13 @@ public struct HandlerFactory: Sendable {
 
     /// `makeImageHandler(pipeline:cache:http:logger:)` with the sections of `configuration`.
     public func makeImageHandler(_ configuration: KilnConfiguration, _ logger: Logger) throws -> ImageHandler {
-        try makeImageHandler(pipeline: configuration.pipeline(processors: processors.addingSleepProcessor(if: configuration.debug.sleepProcessor)),
-                             cache: configuration.cache, http: configuration.http,
-                             security: configuration.security, allowLists: configuration.allowLists,
-                             fallback: configuration.fallback, adapters: configuration.urlAdapters,
-                             renderTimeout: configuration.workerLimits.renderTimeout,
-                             shared: HandlerFactory.sharedStore(configuration, logger), logger: logger)
+        configuration.debug.applyResampler(logger)
+        return try makeImageHandler(pipeline: configuration.pipeline(processors: processors.addingSleepProcessor(if: configuration.debug.sleepProcessor)),
+                                    cache: configuration.cache, http: configuration.http,
+                                    security: configuration.security, allowLists: configuration.allowLists,
+                                    fallback: configuration.fallback, adapters: configuration.urlAdapters,
+                                    renderTimeout: configuration.workerLimits.renderTimeout,
+                                    shared: HandlerFactory.sharedStore(configuration, logger), logger: logger)
     }
 
     /// The image handler of a worker, also used by `kiln warm` (one per thread): the standard

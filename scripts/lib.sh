@@ -20,7 +20,7 @@ KILN_APT_PACKAGES=(
 # What only the tests need (`kiln_install_deps --test`, scripts/test):
 # - apache2, lighttpd: the other FastCGI front ends (frontends/, test_frontends.py), run as
 #   private instances only (about 50 s to install both, apt-get update included);
-# - iproute2: network namespaces for the fleet test (test_hosts.py);
+# - iproute2: network namespaces for the fleet tests (test_hosts_*.py, hostfleet.py);
 # - libjpeg-turbo-progs: cjpeg/djpeg for the JPEG sampling test (test_jpeg_sampling.py);
 # - libavif-bin, libheif-examples: avifenc/avifdec and heif-enc/heif-convert, which make the AVIF
 #   and HEIC sources of test_avif_heic.py and decode its AVIF output a second time;

@@ -76,6 +76,7 @@ let package = Package(
         // For the fuzz harnesses (Fuzz/).
         .library(name: "KilnHTTP", targets: ["KilnHTTP"]),
         .library(name: "KilnFastCGI", targets: ["KilnFastCGI"]),
+        .library(name: "KilnFuzzProbes", targets: ["KilnFuzzProbes"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -165,12 +166,15 @@ let package = Package(
             "KilnPipeline", "KilnModel", .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/KilnTestSupport"),
         .target(name: "KilnTestBytes", path: "Tests/KilnTestBytes"),
+        // The fuzz harnesses' probes (CodecProbe, ResamplerProbe), also run by the codec and
+        // resampler tests: the `package` parsers and kernels over arbitrary bytes. Not shipped.
+        .target(name: "KilnFuzzProbes", dependencies: ["KilnCodecs", "KilnProcessing", "KilnModel"], path: "Tests/KilnFuzzProbes"),
 
         .testTarget(name: "KilnPOSIXTests", dependencies: ["KilnPOSIX"]),
         .testTarget(name: "KilnModelTests", dependencies: ["KilnModel"]),
-        .testTarget(name: "KilnCodecsTests", dependencies: ["KilnCodecs", "KilnTestBytes"]),
+        .testTarget(name: "KilnCodecsTests", dependencies: ["KilnCodecs", "KilnTestBytes", "KilnFuzzProbes"]),
         // KilnCodecs: the resampler's fidelity tests decode the shared photos.
-        .testTarget(name: "KilnProcessingTests", dependencies: ["KilnProcessing", "KilnCodecs"]),
+        .testTarget(name: "KilnProcessingTests", dependencies: ["KilnProcessing", "KilnCodecs", "KilnFuzzProbes"]),
         // Golden/: the digests and the source files of GoldenDigestTests, read by path.
         .testTarget(name: "KilnPipelineTests", dependencies: ["KilnPipeline", "KilnHTTP", "KilnTestSupport", "KilnTestBytes"],
                     exclude: ["Golden"]),

@@ -24,8 +24,13 @@ let harnesses = [
     "FuzzURLAdapters",
 ]
 
-/// Harnesses that need more than the `Kiln` library product.
-let extraProducts: [String: String] = ["FuzzFastCGI": "KilnFastCGI", "FuzzURLSignature": "KilnHTTP", "FuzzURLAdapters": "KilnHTTP"]
+/// Harnesses that need more than the `KilnPipeline` library product: KilnFuzzProbes holds the
+/// probes (`CodecProbe`, `ResamplerProbe`: Kiln's Tests/KilnFuzzProbes, not in the executables).
+let extraProducts: [String: String] = [
+    "FuzzFastCGI": "KilnFastCGI", "FuzzURLSignature": "KilnHTTP", "FuzzURLAdapters": "KilnHTTP",
+    "FuzzJPEGMarkers": "KilnFuzzProbes", "FuzzPNGChunks": "KilnFuzzProbes", "FuzzWebPContainer": "KilnFuzzProbes",
+    "FuzzExif": "KilnFuzzProbes", "FuzzICC": "KilnFuzzProbes", "FuzzDecode": "KilnFuzzProbes", "FuzzResample": "KilnFuzzProbes",
+]
 
 let package = Package(
     name: "KilnFuzz",

@@ -20,7 +20,7 @@ KILN_APT_PACKAGES=(
 # What only the tests need (`kiln_install_deps --test`, scripts/test):
 # - apache2, lighttpd: the other FastCGI front ends (frontends/, test_frontends.py), run as
 #   private instances only (about 50 s to install both, apt-get update included);
-# - iproute2: network namespaces for the fleet test (test_hosts.py);
+# - iproute2: network namespaces for the fleet tests (test_hosts_*.py, hostfleet.py);
 # - libjpeg-turbo-progs: cjpeg/djpeg for the JPEG sampling test (test_jpeg_sampling.py);
 # - libavif-bin, libheif-examples: avifenc/avifdec and heif-enc/heif-convert, which make the AVIF
 #   and HEIC sources of test_avif_heic.py and decode its AVIF output a second time;
@@ -109,18 +109,29 @@ MSG
     fi
 }
 
+# The Swift compiler's warnings as errors (`-Xswiftc -warnings-as-errors`) in CI (CI=true) or
+# with KILN_WERROR=1; KILN_WERROR=0 turns them off in CI too. Only swiftc's: the C targets'
+# warnings (clang) are not affected. Prints the flags, one a line, for `mapfile`.
+kiln_swift_warning_flags() {
+    if [ "${KILN_WERROR:-}" = 1 ] || { [ "${CI:-}" = true ] && [ "${KILN_WERROR:-}" != 0 ]; }; then
+        printf '%s\n' -Xswiftc -warnings-as-errors
+    fi
+}
+
 # Release build of .build/release/kiln and .build/release/kiln-worker (the worker processes
 # `kiln serve` spawns: it must sit next to kiln, wherever kiln is installed). KILN_SKIP_BUILD=1
-# skips it (when KILN_BIN and its kiln-worker exist).
+# skips it (when KILN_BIN and its kiln-worker exist). Warnings fail it in CI (kiln_swift_warning_flags).
 kiln_build() {
     if [ "${KILN_SKIP_BUILD:-0}" = 1 ] && [ -x "$KILN_BIN" ] && [ -x "$(kiln_worker_bin)" ]; then
         kiln_log "skipping the build (KILN_SKIP_BUILD=1): $KILN_BIN"
         return 0
     fi
     kiln_check_swift || return 1
-    kiln_log "swift build -c release"
+    local flags=()
+    mapfile -t flags < <(kiln_swift_warning_flags)
+    kiln_log "swift build -c release ${flags[*]}"
     local start=$SECONDS
-    (cd "$KILN_ROOT_DIR" && swift build -c release) || { kiln_warn "release build failed"; return 1; }
+    (cd "$KILN_ROOT_DIR" && swift build -c release "${flags[@]}") || { kiln_warn "release build failed"; return 1; }
     kiln_log "built $KILN_BIN and $(kiln_worker_bin) in $((SECONDS - start)) s"
 }
 

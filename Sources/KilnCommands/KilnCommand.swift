@@ -15,10 +15,10 @@ public struct KilnCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "kiln",
         abstract: "A server-side image pipeline behind nginx (FastCGI).",
-        subcommands: [Serve.self, WorkerCommand.self, ProcessCommand.self, CacheCommand.self, WarmCommand.self, SignCommand.self, SrcsetCommand.self, HealthCommand.self, ConfigCommand.self, VersionCommand.self, BenchResampleCommand.self, BenchPlanCommand.self])
+        subcommands: [Serve.self, ProcessCommand.self, CacheCommand.self, WarmCommand.self, SignCommand.self, SrcsetCommand.self, HealthCommand.self, ConfigCommand.self, VersionCommand.self, BenchResampleCommand.self, BenchPlanCommand.self])
 }
 
-/// Options shared by `serve`, `worker`, `process`, `cache`, `warm` and `config dump`. Each named
+/// Options shared by `serve`, `process`, `cache`, `warm` and `config dump`. Each named
 /// flag is one declared setting (its help comes from the declaration); `--set` sets any.
 struct SettingsOptions: ParsableArguments {
     @Option(name: .customLong("config"), help: ArgumentHelp("TOML settings file ([server] workers = 4, ...; see kiln.example.toml).", valueName: "file"))
@@ -83,19 +83,6 @@ struct Settings {
     static func loadOrExit(_ options: SettingsOptions) throws -> Settings {
         do {
             return try load(options)
-        } catch {
-            Diagnostics.fail("invalid configuration: \(error)")
-            throw ExitCode(2)
-        }
-    }
-
-    /// A worker's settings: the master's validated snapshot on `fd` when given (never the file
-    /// again), else `load`.
-    static func loadWorkerOrExit(_ options: SettingsOptions, snapshotFD fd: Int32?) throws -> Settings {
-        guard let fd else { return try loadOrExit(options) }
-        do {
-            let values = try SettingsSnapshot.read(fd: fd)
-            return Settings(values: values, configuration: try KilnConfiguration(values))
         } catch {
             Diagnostics.fail("invalid configuration: \(error)")
             throw ExitCode(2)
@@ -177,34 +164,6 @@ struct Serve: ParsableCommand {
             Diagnostics.fail("\(error)")
             throw ExitCode(2)
         }
-        throw ExitCode(status)
-    }
-}
-
-struct WorkerCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "worker",
-        abstract: "A worker process with the listening socket on fd 0 (`kiln serve` starts `kiln-worker` instead).",
-        shouldDisplay: false)
-
-    @OptionGroup var options: SettingsOptions
-
-    @Option(name: .customLong("master-pid"), help: .hidden)
-    var masterPID: Int32?
-
-    @Option(name: .customLong("settings-fd"), help: .hidden)
-    var settingsFD: Int32?
-
-    @Option(name: .customLong("scoreboard-slot"), help: .hidden)
-    var scoreboardSlot: Int?
-
-    func run() throws {
-        Worker.installStopHandler()
-        let settings = try Settings.loadWorkerOrExit(options, snapshotFD: settingsFD)
-        let logger = Diagnostics.bootstrapLogging(settings.log, role: "worker")
-        let worker = Worker(settings: settings.configuration, masterPID: masterPID,
-                            scoreboardSlot: scoreboardSlot, logger: logger)
-        let status = worker.run(makeHandler: HandlerFactory(processors: BuildProcessors.registry).makeHandler)
         throw ExitCode(status)
     }
 }

@@ -101,18 +101,7 @@ struct PurgeTiers {
 
     /// Every byte but the unreserved ones (RFC 3986: letters, digits, `-._~`) as `%XX`; `/` too.
     static func percentEncoded(_ s: String) -> String {
-        var out = ""
-        for b in s.utf8 {
-            switch b {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.unicodeScalars.append(Unicode.Scalar(b))
-            default:
-                let hex = Array("0123456789ABCDEF".utf8)
-                out += "%" + String(decoding: [hex[Int(b >> 4)], hex[Int(b & 15)]], as: UTF8.self)
-            }
-        }
-        return out
+        PercentEncoding.encode(s, keeping: .unreserved)
     }
 
     /// The first line of an answer, at most 200 characters, for the report.

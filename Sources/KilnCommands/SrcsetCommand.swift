@@ -155,19 +155,7 @@ struct SrcsetCommand: ParsableCommand {
     /// Every byte of the UTF-8 but RFC 3986's unreserved characters as `%XX` (as the loaders in
     /// integrations/kiln-url.mjs write them).
     static func percentEncoded(_ segment: String) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
-        var out: [UInt8] = []
-        for b in segment.utf8 {
-            switch b {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                 UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.append(b)
-            default:
-                out += [UInt8(ascii: "%"), hex[Int(b >> 4)], hex[Int(b & 15)]]
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
+        PercentEncoding.encode(segment, keeping: .unreserved)
     }
 
     /// The text for a double-quoted HTML attribute.

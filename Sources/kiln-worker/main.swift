@@ -7,7 +7,7 @@ import KilnPOSIX
 // next to `kiln`) with the listening socket on fd 0, the master's validated settings on fd 3
 // (`SettingsSnapshot`) and the scoreboard on fd 4. It parses no TOML and no command line beyond
 // the master's three options, so it links neither TOMLKit, Foundation, ICU nor ArgumentParser:
-// each worker touches a third of the pages `kiln worker` did at start (docs/benchmarks.md, "Memory").
+// each worker touches a third of the pages the former `kiln worker` did at start (docs/benchmarks.md, "Memory").
 //
 //     kiln-worker --settings-fd 3 [--master-pid PID] [--scoreboard-slot N]
 

@@ -1,5 +1,6 @@
 import Foundation
 import KilnCodecs
+import KilnFuzzProbes
 import KilnModel
 import Testing
 

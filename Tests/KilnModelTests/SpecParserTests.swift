@@ -56,20 +56,20 @@ import Testing
                       "/w:-5/a.jpg", "/f:gif/a.jpg", "/el:2/a.jpg", "/rs:1/a.jpg", "/w:99999/a.jpg"])
     func badArgumentsAreRejected(path: String) {
         #expect(throws: SpecError.self) { try parser.parse(path) }
-        do { _ = try parser.parse(path); Issue.record("accepted \(path)") } catch let e as SpecError {
+        do { _ = try parser.parse(path); Issue.record("accepted \(path)") } catch let e {
             guard case .invalidOption(let segment, _) = e else { Issue.record("wrong error \(e)"); return }
             #expect(path.contains(segment))
-        } catch { Issue.record("unexpected \(error)") }
+        }
     }
 
     @Test(arguments: ["/rs:1:1/../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/a/..%2f..%2fetc/passwd",
                       "/a/%2E%2E/b.jpg", "/./a.jpg"])
     func pathTricksAreForbidden(path: String) {
         #expect(throws: SpecError.self) { try parser.parse(path) }
-        do { _ = try parser.parse(path) } catch let e as SpecError {
+        do { _ = try parser.parse(path) } catch let e {
             if case .forbiddenPath = e { return }
             Issue.record("expected forbiddenPath for \(path), got \(e)")
-        } catch { Issue.record("unexpected \(error)") }
+        }
     }
 
     @Test func decodedPathsTakePercentLiterally() throws {

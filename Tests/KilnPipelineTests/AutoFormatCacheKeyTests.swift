@@ -8,7 +8,7 @@ import KilnModel
     static let chromium = "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"
 
     static func key(_ accept: String?, offered: [ImageFormat] = FormatNegotiation.defaultOffered, spec: String = "/w:100/f:auto/a.jpg") throws -> CacheKey {
-        var configuration = try PipelineConfiguration(ConfigValues())
+        let configuration = try PipelineConfiguration(ConfigValues())
         let request = try configuration.parser.parse(spec, isDecoded: true)
         return CacheKey(request: request, accepted: accepting(accept, offered), source: identity, output: configuration.output)
     }

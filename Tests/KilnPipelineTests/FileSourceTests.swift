@@ -38,7 +38,7 @@ import KilnModel
         let (root, _) = try makeRoot()
         let source = try FileSource(root: root, maxFileBytes: 100)
         #expect(throws: LoadError.self) { try source.load("nope.jpg") }
-        do { _ = try source.load("sub") } catch let e as LoadError {
+        do { _ = try source.load("sub") } catch let e {
             guard case .notFound = e else { Issue.record("folder gave \(e)"); return }
         }
     }

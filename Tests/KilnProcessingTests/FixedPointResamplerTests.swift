@@ -1,3 +1,4 @@
+import KilnFuzzProbes
 import KilnModel
 import Testing
 @testable import KilnProcessing

@@ -21,9 +21,9 @@ struct ImageFolder {
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         let pixels = PixelBuffer(width: 8, height: 6, channels: 3, pixels: (0..<144).map { UInt8($0) })
         let png = try Codecs.encoder(for: .png).encode(pixels, options: EncodeOptions(format: .png))
-        FileManager.default.createFile(atPath: root + "/a.png", contents: Data(png))
-        FileManager.default.createFile(atPath: root + "/b.png", contents: Data(png))
-        FileManager.default.createFile(atPath: root + "/bad.png", contents: Data(png.prefix(30)))
+        _ = FileManager.default.createFile(atPath: root + "/a.png", contents: Data(png))
+        _ = FileManager.default.createFile(atPath: root + "/b.png", contents: Data(png))
+        _ = FileManager.default.createFile(atPath: root + "/bad.png", contents: Data(png.prefix(30)))
     }
 
     var values: ConfigValues {

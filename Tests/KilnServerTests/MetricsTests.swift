@@ -91,12 +91,11 @@ import KilnOrigins
     }
 
     @Test func probeAnswersAreParsed() throws {
-        let cgi = try HealthProbe.parse(Array("Status: 503 Service Unavailable\r\nContent-Type: text/plain\r\n\r\nno worker\n".utf8), statusLine: false)
-        #expect(cgi == HealthProbe.Answer(status: 503, body: "no worker\n"))
-        let plain = try HealthProbe.parse(Array("Content-Type: text/plain\r\n\r\nok\n".utf8), statusLine: false)
-        #expect(plain.status == 200)
-        let http = try HealthProbe.parse(Array("HTTP/1.1 200 OK\r\nServer: nginx\r\n\r\nok: 2 of 2\n".utf8), statusLine: true)
+        let http = try HealthProbe.parse(Array("HTTP/1.1 200 OK\r\nServer: nginx\r\n\r\nok: 2 of 2\n".utf8))
         #expect(http == HealthProbe.Answer(status: 200, body: "ok: 2 of 2\n"))
-        #expect(throws: HealthProbe.Failure.self) { try HealthProbe.parse(Array("garbage".utf8), statusLine: true) }
+        let down = try HealthProbe.parse(Array("HTTP/1.1 503 Service Unavailable\r\n\r\nno worker\n".utf8))
+        #expect(down == HealthProbe.Answer(status: 503, body: "no worker\n"))
+        #expect(throws: HealthProbe.Failure.self) { try HealthProbe.parse(Array("garbage".utf8)) }
+        #expect(throws: HealthProbe.Failure.self) { try HealthProbe.parse(Array("Status: 200\r\n\r\nok\n".utf8)) }
     }
 }

@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 import helpers
+import hostfleet
 from helpers import SetupError
+from hostfleet import distribution, fleet  # noqa: F401 (the test_hosts_*.py files' one fleet)
 from stack import KilnStack
 
 
@@ -82,6 +84,11 @@ def make_stack(root):
     for s in made:
         s.stop(check=False)
         s.cleanup()
+
+
+def pytest_runtest_teardown(item, nextitem):
+    """The fleet of test_hosts_*.py stops after its last test, not at the end of the session."""
+    hostfleet.close_after_last_use(item, nextitem)
 
 
 @pytest.hookimpl(hookwrapper=True)

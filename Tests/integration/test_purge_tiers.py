@@ -2,7 +2,7 @@
 socket, the purge journal that reaches every worker's memory, and `kiln cache purge --source`
 fanning out to the disk, the fleet's hosts, Varnish edges and CDN hooks. The edge and the hook
 are stood in for by a small Python HTTP server that records what it gets, and one test purges a
-real Varnish with the shipped VCL (varnish.py); the fleet test (test_hosts.py) runs it all on
+real Varnish with the shipped VCL (varnish.py); the fleet tests (test_hosts_*.py) run it all on
 three hosts with the shared store."""
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
 import KilnCodecs
+import KilnFuzzProbes
 import KilnModel
 
 /// The whole decode path on bytes (`CodecProbe.decodePath`): sniff (libmagic), header, limits,

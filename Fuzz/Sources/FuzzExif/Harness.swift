@@ -1,4 +1,5 @@
 import KilnCodecs
+import KilnFuzzProbes
 
 /// The EXIF reader: orientation and the orientation reset on TIFF bytes.
 @_cdecl("LLVMFuzzerTestOneInput")

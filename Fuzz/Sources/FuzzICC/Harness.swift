@@ -1,4 +1,5 @@
 import KilnCodecs
+import KilnFuzzProbes
 
 /// ICC profile bytes through lcms2: open, classify, sRGB check, transform creation and use.
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,4 +1,5 @@
 import KilnCodecs
+import KilnFuzzProbes
 
 /// The JPEG marker scan (orientation, ICC chunks, EXIF, XMP, Adobe) and TurboJPEG's header read.
 @_cdecl("LLVMFuzzerTestOneInput")

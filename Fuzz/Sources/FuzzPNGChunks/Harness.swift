@@ -1,4 +1,5 @@
 import KilnCodecs
+import KilnFuzzProbes
 
 /// The PNG chunk walk, eXIf / iTXt metadata, the iCCP read, libpng's header read, and the fast
 /// decode path against libpng's.

@@ -1,3 +1,4 @@
+import KilnFuzzProbes
 import KilnProcessing
 
 /// The resampler's fixed-point kernel (CKilnResample) on random small images, sizes, crops and

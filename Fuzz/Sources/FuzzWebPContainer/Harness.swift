@@ -1,4 +1,5 @@
 import KilnCodecs
+import KilnFuzzProbes
 
 /// libwebp's demuxer over the RIFF container (EXIF, ICCP, XMP chunks) and the WebP header read.
 @_cdecl("LLVMFuzzerTestOneInput")

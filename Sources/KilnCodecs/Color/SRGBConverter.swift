@@ -55,7 +55,7 @@ public final class SRGBConverter: ColorConverting, @unchecked Sendable {
     /// CMYK pixels (4 bytes each, `inverted` when 255 means no ink) converted to sRGB RGB through
     /// a CMYK `profile`; nil when the profile is not a usable CMYK profile (the caller then falls
     /// back to the naive formula, `CMYKConversion`).
-    func convertCMYK(_ cmyk: [UInt8], inverted: Bool, profile: [UInt8]) -> [UInt8]? {
+    package func convertCMYK(_ cmyk: [UInt8], inverted: Bool, profile: [UInt8]) -> [UInt8]? {
         guard case .transform(let transform) = conversion(for: profile, layout: .cmyk(inverted: inverted)) else {
             return nil
         }

@@ -37,7 +37,7 @@ struct HEIFItems {
     static func parse(_ data: [UInt8]) -> HEIFItems? {
         guard let meta = HEIFBoxes.metaBox(data), meta.count >= 12 else { return nil }
         var result = HEIFItems(data: data)
-        var reader = Reader(data: data)
+        let reader = Reader(data: data)
         guard let children = reader.boxes(in: (meta.lowerBound + 12)..<meta.upperBound) else { return nil }
         for (type, payload) in children {
             switch type {

@@ -6,18 +6,18 @@ import KilnModel
 ///
 /// The scan walks the segments from SOI to the first SOS and never touches entropy-coded data.
 /// Every read is bounds-checked by hand (a malformed segment is refused, not trapped on).
-struct JPEGMarkers {
+package struct JPEGMarkers {
     /// EXIF orientation 1...8 from the first APP1 "Exif\0\0" segment; 1 when absent.
-    var orientation = 1
+    package var orientation = 1
     /// True when an APP14 "Adobe" segment was seen (its CMYK data are stored inverted).
     var hasAdobeMarker = false
     /// The ICC profile assembled from APP2 "ICC_PROFILE\0" segments in sequence order, nil when
     /// absent, not asked for, or inconsistent (missing or duplicate sequence numbers).
-    var iccProfile: [UInt8]?
+    package var iccProfile: [UInt8]?
     /// True when an APP2 "ICC_PROFILE\0" segment was seen (whether or not payloads were collected).
     var hasICCSegment = false
     /// The first APP1 EXIF (TIFF bytes, orientation rewritten to 1) and APP1 XMP packet, when asked for.
-    var metadata: ImageMetadata?
+    package var metadata: ImageMetadata?
     /// True when more than `maxSegments` segments come before the first scan; the scan stopped
     /// there and the decoder refuses the file (1000 APPn segments are no photo; libjpeg would
     /// skip through each, and so would every later scan of the markers).
@@ -31,7 +31,7 @@ struct JPEGMarkers {
 
     /// Scans `data`. Malformed segment structure ends the scan quietly: libjpeg reports it when
     /// decoding. `collectPayloads` copies the ICC profile, EXIF and XMP out (decoding, not headers).
-    static func scan(_ data: UnsafeRawBufferPointer, collectPayloads: Bool) -> JPEGMarkers {
+    package static func scan(_ data: UnsafeRawBufferPointer, collectPayloads: Bool) -> JPEGMarkers {
         var result = JPEGMarkers()
         guard data.count >= 4, data[0] == 0xFF, data[1] == 0xD8 else { return result }
         var exifSeen = false

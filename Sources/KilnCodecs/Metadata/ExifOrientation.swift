@@ -3,7 +3,7 @@
 /// Shared by the JPEG decoder (APP1 "Exif\0\0" segment) and the WebP decoder ("EXIF" chunk).
 /// Every read is bounds-checked by hand: the bytes come from untrusted files, and a malformed
 /// payload must be refused, not trapped on by the standard library's own checks.
-enum ExifOrientation {
+package enum ExifOrientation {
     /// Orientation 1...8 read from `payload`: TIFF bytes ("II*\0" or "MM\0*"), optionally preceded
     /// by the "Exif\0\0" identifier. Returns 1 when the tag is absent, malformed or out of range.
     static func read(_ payload: UnsafeRawBufferPointer) -> Int {
@@ -15,12 +15,12 @@ enum ExifOrientation {
     }
 
     /// Convenience for byte arrays (tests, chunks copied out of a container).
-    static func read(_ payload: [UInt8]) -> Int {
+    package static func read(_ payload: [UInt8]) -> Int {
         payload.withUnsafeBytes { read($0) }
     }
 
     /// True when the bytes start with "Exif\0\0".
-    static func hasExifIdentifier(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    package static func hasExifIdentifier(_ bytes: UnsafeRawBufferPointer) -> Bool {
         bytes.count >= 6 && bytes[0] == 0x45 && bytes[1] == 0x78 && bytes[2] == 0x69
             && bytes[3] == 0x66 && bytes[4] == 0 && bytes[5] == 0
     }
@@ -28,7 +28,7 @@ enum ExifOrientation {
     /// A copy of EXIF TIFF bytes with the orientation tag's value set to 1 (the pipeline applies
     /// the rotation, so a copy of the tag would make viewers rotate again). Bytes without the tag,
     /// or malformed ones, come back unchanged.
-    static func resettingOrientation(_ tiff: [UInt8]) -> [UInt8] {
+    package static func resettingOrientation(_ tiff: [UInt8]) -> [UInt8] {
         var copy = tiff
         let entry = tiff.withUnsafeBytes { orientationEntry($0) }
         if let entry {

@@ -15,9 +15,9 @@ import KilnModel
 /// chunks (tEXt, zTXt, iTXt) are cut out of the bytes libpng sees (`withLibpngBytes`): libpng
 /// inflates every zTXt up to 8 MB before it decides to drop it, so 900 small zTXt bombs cost a
 /// minute of CPU. Kiln reads XMP from its own iTXt ranges, so nothing is lost.
-struct PNGChunks {
+package struct PNGChunks {
     /// True when an iCCP chunk comes before the first IDAT.
-    var hasICCProfile = false
+    package var hasICCProfile = false
     /// Data of the first eXIf chunk.
     var exif: Range<Int>?
     /// Data of the iTXt chunks (XMP is one of them, keyword "XML:com.adobe.xmp").
@@ -26,7 +26,7 @@ struct PNGChunks {
     var hiddenFromLibpng: [Range<Int>] = []
 
     /// The IHDR fields the row reader cares about (nil when the first chunk is not a whole IHDR).
-    var ihdr: (width: Int, height: Int, bitDepth: Int, hasAlpha: Bool, interlaced: Bool, colorType: Int)?
+    package var ihdr: (width: Int, height: Int, bitDepth: Int, hasAlpha: Bool, interlaced: Bool, colorType: Int)?
     /// True when a tRNS chunk comes before the first IDAT (the decode then has alpha).
     var hasTransparency = false
     /// The gAMA value (× 100000) before the first IDAT, and whether an sRGB chunk is there.
@@ -50,7 +50,7 @@ struct PNGChunks {
 
     /// Walks the chunks up to IEND. A truncated IDAT is left to libpng, which reports it with its
     /// own message when decoding; any other chunk that runs past the end is `corrupt` here.
-    static func scan(_ bytes: UnsafeRawBufferPointer) throws(DecodeError) -> PNGChunks {
+    package static func scan(_ bytes: UnsafeRawBufferPointer) throws(DecodeError) -> PNGChunks {
         var result = PNGChunks()
         guard bytes.count >= 8 else { throw .corrupt("not a PNG file (too short)") }
         for index in 0..<8 where bytes[index] != signature[index] { throw .corrupt("not a PNG file (bad signature)") }
@@ -102,7 +102,7 @@ struct PNGChunks {
 
     /// `body` over the bytes libpng should read: `bytes` itself, or a copy without the text chunks
     /// when there are any.
-    func withLibpngBytes<T>(_ bytes: UnsafeRawBufferPointer,
+    package func withLibpngBytes<T>(_ bytes: UnsafeRawBufferPointer,
                             _ body: (UnsafeRawBufferPointer) throws(DecodeError) -> T) throws(DecodeError) -> T {
         guard !hiddenFromLibpng.isEmpty else { return try body(bytes) }
         var copy: [UInt8] = []
@@ -117,7 +117,7 @@ struct PNGChunks {
     }
 
     /// EXIF orientation 1...8 from the eXIf chunk found by the scan of `bytes`; 1 when absent.
-    func orientation(in bytes: UnsafeRawBufferPointer) -> Int {
+    package func orientation(in bytes: UnsafeRawBufferPointer) -> Int {
         guard let exif, exif.upperBound <= bytes.count else { return 1 }
         return ExifOrientation.read(UnsafeRawBufferPointer(rebasing: bytes[exif]))
     }

@@ -60,7 +60,7 @@ public struct PNGDecoder: ImageDecoding, Sendable {
     }
 
     /// The decode; `fastPath: false` reads every file through libpng (the tests compare the two).
-    static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions,
+    package static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions,
                        fastPath: Bool = true) throws(DecodeError) -> DecodedImage {
         let chunks = try PNGChunks.scan(bytes)
         let read = try chunks.withLibpngBytes(bytes) { (shown: UnsafeRawBufferPointer) throws(DecodeError) -> LibpngRead in
@@ -88,7 +88,7 @@ public struct PNGDecoder: ImageDecoding, Sendable {
     }
 
     /// The iCCP profile, nil when libpng finds it invalid (a broken profile never fails the decode).
-    static func readICC(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+    package static func readICC(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
         guard let base = bytes.baseAddress else { return nil }
         var output: UnsafeMutablePointer<UInt8>? = nil
         var size = 0

@@ -20,7 +20,7 @@ import KilnModel
 ///
 /// The shrink-on-load path (`PNGShrinkOnLoad`) stays on libpng's row reader: libdeflate has no
 /// streaming interface, and the point of shrink-on-load is never to hold the whole image.
-enum PNGFastDecode {
+package enum PNGFastDecode {
     /// True when `chunks` describe a file whose rows the fast path reproduces exactly.
     static func eligible(_ chunks: PNGChunks) -> Bool {
         guard let ihdr = chunks.ihdr, chunks.rowReadable, ihdr.bitDepth == 8, !ihdr.interlaced,
@@ -32,7 +32,7 @@ enum PNGFastDecode {
 
     /// The decoded pixels (3 or 4 channels, as the header says), nil when the file is not
     /// eligible or anything in the image data does not check out (see above).
-    static func decode(_ bytes: UnsafeRawBufferPointer, chunks: PNGChunks) -> PixelBuffer? {
+    package static func decode(_ bytes: UnsafeRawBufferPointer, chunks: PNGChunks) -> PixelBuffer? {
         guard eligible(chunks), let ihdr = chunks.ihdr, let idat = chunks.idatChunks else { return nil }
         let channels = ihdr.colorType == 6 ? 4 : 3
         let (rowBytes, overflowA) = ihdr.width.multipliedReportingOverflow(by: channels)

@@ -6,11 +6,11 @@ import KilnModel
 ///
 /// Compressed XMP (iTXt with the compression flag set) is not read: Adobe tools write it
 /// uncompressed so that scanners can find the packet.
-enum PNGMetadata {
+package enum PNGMetadata {
     static let xmpKeyword: [UInt8] = Array("XML:com.adobe.xmp".utf8)
 
     /// The metadata found in `bytes` at the ranges `chunks` recorded; EXIF orientation rewritten to 1.
-    static func read(_ bytes: UnsafeRawBufferPointer, chunks: PNGChunks) -> ImageMetadata? {
+    package static func read(_ bytes: UnsafeRawBufferPointer, chunks: PNGChunks) -> ImageMetadata? {
         var exif: [UInt8]?
         if let range = chunks.exif, !range.isEmpty, range.upperBound <= bytes.count {
             exif = ExifOrientation.resettingOrientation(Array(bytes[range]))

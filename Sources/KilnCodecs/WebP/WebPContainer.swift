@@ -5,11 +5,11 @@ import KilnModel
 /// count and metadata chunks, without decoding any image data.
 ///
 /// `WebPDemux` needs the whole file: a truncated container is refused here, before decoding.
-final class WebPContainer {
+package final class WebPContainer {
     private let demuxer: OpaquePointer
 
     /// nil when the container is malformed or truncated. `bytes` must stay valid while this lives.
-    init?(_ bytes: UnsafeRawBufferPointer) {
+    package init?(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return nil }
         var data = WebPData(bytes: base.assumingMemoryBound(to: UInt8.self), size: bytes.count)
         guard let demuxer = WebPDemux(&data) else { return nil }
@@ -18,9 +18,9 @@ final class WebPContainer {
 
     deinit { WebPDemuxDelete(demuxer) }
 
-    var canvasWidth: Int { Int(WebPDemuxGetI(demuxer, WEBP_FF_CANVAS_WIDTH)) }
-    var canvasHeight: Int { Int(WebPDemuxGetI(demuxer, WEBP_FF_CANVAS_HEIGHT)) }
-    var frameCount: Int { Int(WebPDemuxGetI(demuxer, WEBP_FF_FRAME_COUNT)) }
+    package var canvasWidth: Int { Int(WebPDemuxGetI(demuxer, WEBP_FF_CANVAS_WIDTH)) }
+    package var canvasHeight: Int { Int(WebPDemuxGetI(demuxer, WEBP_FF_CANVAS_HEIGHT)) }
+    package var frameCount: Int { Int(WebPDemuxGetI(demuxer, WEBP_FF_FRAME_COUNT)) }
     /// How often an animation plays: 0 forever (the ANIM chunk's loop count).
     var loopCount: Int { Int(WebPDemuxGetI(demuxer, WEBP_FF_LOOP_COUNT)) }
 
@@ -45,17 +45,17 @@ final class WebPContainer {
     }
 
     /// EXIF orientation 1...8 from the "EXIF" chunk (TIFF bytes, "Exif\0\0" prefix tolerated).
-    var orientation: Int {
+    package var orientation: Int {
         withChunk("EXIF") { ExifOrientation.read($0) } ?? 1
     }
 
     /// The "ICCP" chunk's profile bytes.
-    var iccProfile: [UInt8]? {
+    package var iccProfile: [UInt8]? {
         withChunk("ICCP") { Array($0) }
     }
 
     /// EXIF (TIFF bytes, any "Exif\0\0" prefix removed, orientation rewritten to 1) and XMP chunks.
-    var metadata: ImageMetadata? {
+    package var metadata: ImageMetadata? {
         let exif = withChunk("EXIF") { payload -> [UInt8] in
             let tiff = ExifOrientation.hasExifIdentifier(payload) ? UnsafeRawBufferPointer(rebasing: payload[6...]) : payload
             return ExifOrientation.resettingOrientation(Array(tiff))

@@ -86,26 +86,7 @@ public enum ContentDisposition {
 
     /// RFC 8187 `value-chars`: attr-chars as they are, every other byte of the UTF-8 as `%XX`.
     static func percentEncoded(_ name: String) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
-        var out: [UInt8] = []
-        for b in name.utf8 {
-            if isAttrChar(b) {
-                out.append(b)
-            } else {
-                out += [UInt8(ascii: "%"), hex[Int(b >> 4)], hex[Int(b & 0x0F)]]
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// RFC 8187 `attr-char`: ALPHA / DIGIT / `!#$&+-.^_`|~`.
-    static func isAttrChar(_ b: UInt8) -> Bool {
-        switch b {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "!#$&+-.^_`|~".utf8.contains(b)
-        }
+        PercentEncoding.encode(name, keeping: .attrChar)
     }
 
     /// The usual extension of a format: `jpg` for JPEG.

@@ -1,3 +1,5 @@
+import KilnModel
+
 /// Request ids: nginx's `$request_id` (32 hex digits, passed as the FastCGI param
 /// `KILN_REQUEST_ID`), a client's `X-Request-Id` when `log.trust_request_id` is on, or one Kiln
 /// makes. Whatever the source, only ids of 1 to 128 characters from `A-Z a-z 0-9 . _ : -` are
@@ -17,9 +19,7 @@ public enum RequestID {
     /// 16 hex digits from the system's random source (getrandom).
     public static func generate() -> String {
         var rng = SystemRandomNumberGenerator()
-        let n = rng.next() as UInt64
-        let hex = String(n, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
+        return Hex.lowercase(words: [rng.next() as UInt64])
     }
 
     public static func isValid(_ id: String) -> Bool {

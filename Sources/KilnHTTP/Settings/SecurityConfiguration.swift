@@ -150,10 +150,7 @@ public struct SecurityConfiguration: ConfigSection, Equatable {
     }
 
     public static func formatHexList(_ list: [[UInt8]]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        return list.map { bytes in
-            String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0f)]] }, as: UTF8.self)
-        }.joined(separator: ",")
+        list.map { Hex.lowercase($0) }.joined(separator: ",")
     }
 
     /// `f:auto, dpr ,q` to `["f:auto", "dpr", "q"]`: names of letters and `_` (a trailing `:` is

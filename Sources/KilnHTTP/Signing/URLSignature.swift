@@ -1,4 +1,5 @@
 import Crypto
+import KilnModel
 
 /// One signing key and its salt (raw bytes; the configuration writes them in hex).
 public struct SigningKey: Sendable, Equatable {
@@ -152,22 +153,8 @@ public struct URLSignature: Sendable, Equatable {
 /// URL-safe base64 without padding (RFC 4648 §5), strict: other characters, padding and
 /// non-canonical trailing bits are refused, so one signature has one spelling.
 public enum Base64URL {
-    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-
     public static func encode(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count * 4 + 2) / 3)
-        var i = 0
-        while i < bytes.count {
-            let b0 = bytes[i], b1 = i + 1 < bytes.count ? bytes[i + 1] : 0, b2 = i + 2 < bytes.count ? bytes[i + 2] : 0
-            let n = bytes.count - i
-            out.append(alphabet[Int(b0 >> 2)])
-            out.append(alphabet[Int((b0 & 0x03) << 4 | b1 >> 4)])
-            if n > 1 { out.append(alphabet[Int((b1 & 0x0f) << 2 | b2 >> 6)]) }
-            if n > 2 { out.append(alphabet[Int(b2 & 0x3f)]) }
-            i += 3
-        }
-        return String(decoding: out, as: UTF8.self)
+        Base64.encode(bytes, alphabet: .url, padding: false)
     }
 
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {

@@ -24,7 +24,6 @@ public struct RGBColor: Sendable, Hashable, CustomStringConvertible {
 
     /// Lower-case hex without `#`: the canonical form.
     public var description: String {
-        let digits = Array("0123456789abcdef")
-        return String([red, green, blue].flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
+        Hex.lowercase([red, green, blue])
     }
 }

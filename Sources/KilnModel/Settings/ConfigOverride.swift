@@ -1,5 +1,3 @@
-import KilnModel
-
 /// One setting given on the command line (`--workers 4` is `server.workers = 4`, origin `flag --workers`).
 public struct ConfigOverride: Sendable, Equatable {
     public var key: String

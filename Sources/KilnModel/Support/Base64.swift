@@ -1,24 +1,40 @@
-/// Standard base64 (RFC 4648 §4, with `=` padding), without Foundation: the ThumbHash text
-/// answer and the LQIP data URL of `f:json`.
+/// Base64 (RFC 4648) without Foundation: the one encoder of the code base. Standard base64 (§4,
+/// with `=` padding) for the ThumbHash text answer and the LQIP data URL of `f:json`; base64url
+/// without padding (§5) for URL signatures.
 public enum Base64 {
-    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    /// The 64 characters of an encoding.
+    public enum Alphabet: Sendable {
+        /// `A-Z a-z 0-9 + /` (RFC 4648 §4).
+        case standard
+        /// `A-Z a-z 0-9 - _` (RFC 4648 §5, "base64url").
+        case url
 
-    public static func encode(_ bytes: [UInt8]) -> String {
+        var characters: [UInt8] { self == .standard ? Base64.alphabet : Base64.urlAlphabet }
+    }
+
+    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    static let urlAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// `bytes` in `alphabet`, the last group padded with `=` to 4 characters when `padding`.
+    public static func encode(_ bytes: [UInt8], alphabet: Alphabet = .standard, padding: Bool = true) -> String {
+        let table = alphabet.characters
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
         var i = 0
         while i + 3 <= bytes.count {
             let v = Int(bytes[i]) << 16 | Int(bytes[i + 1]) << 8 | Int(bytes[i + 2])
-            out += [alphabet[v >> 18 & 63], alphabet[v >> 12 & 63], alphabet[v >> 6 & 63], alphabet[v & 63]]
+            out += [table[v >> 18 & 63], table[v >> 12 & 63], table[v >> 6 & 63], table[v & 63]]
             i += 3
         }
         let rest = bytes.count - i
         if rest == 1 {
             let v = Int(bytes[i]) << 16
-            out += [alphabet[v >> 18 & 63], alphabet[v >> 12 & 63], UInt8(ascii: "="), UInt8(ascii: "=")]
+            out += [table[v >> 18 & 63], table[v >> 12 & 63]]
+            if padding { out += [UInt8(ascii: "="), UInt8(ascii: "=")] }
         } else if rest == 2 {
             let v = Int(bytes[i]) << 16 | Int(bytes[i + 1]) << 8
-            out += [alphabet[v >> 18 & 63], alphabet[v >> 12 & 63], alphabet[v >> 6 & 63], UInt8(ascii: "=")]
+            out += [table[v >> 18 & 63], table[v >> 12 & 63], table[v >> 6 & 63]]
+            if padding { out.append(UInt8(ascii: "=")) }
         }
         return String(decoding: out, as: UTF8.self)
     }

@@ -11,13 +11,6 @@ public enum Digest {
     }
 
     static func hex(_ digest: some Sequence<UInt8>) -> String {
-        let table = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(64)
-        for b in digest {
-            out.append(table[Int(b >> 4)])
-            out.append(table[Int(b & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        Hex.lowercase(digest)
     }
 }

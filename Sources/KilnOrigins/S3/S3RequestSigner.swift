@@ -1,4 +1,5 @@
 import Crypto
+import KilnModel
 import KilnPOSIX
 
 /// AWS Signature Version 4 for S3 requests (the `Authorization` header, "AWS4-HMAC-SHA256"): the
@@ -111,16 +112,7 @@ public struct S3RequestSigner: Sendable, Equatable {
 
     /// `%XX` for every byte but the unreserved ones, and `/` unless `slash` (query parts encode it).
     static func encode(_ key: some StringProtocol, slash: Bool) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(key.utf8.count)
-        for byte in key.utf8 {
-            if isUnreserved(byte) || (byte == 0x2f && !slash) {
-                out.append(byte)
-            } else {
-                out += [0x25, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0x0f)]]
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
+        PercentEncoding.encode(key, keeping: slash ? .unreserved : .unreservedAndSlash)
     }
 
     /// The `Host` header curl sends for `url` and the path; nil for a URL this signer cannot sign.
@@ -145,17 +137,6 @@ public struct S3RequestSigner: Sendable, Equatable {
     }
 
     static func hex(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes { out += [lowerHex[Int(b >> 4)], lowerHex[Int(b & 0x0f)]] }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    private static let hexDigits = Array("0123456789ABCDEF".utf8)
-    private static let lowerHex = Array("0123456789abcdef".utf8)
-
-    private static func isUnreserved(_ b: UInt8) -> Bool {
-        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a)
-            || b == 0x2d || b == 0x2e || b == 0x5f || b == 0x7e
+        Hex.lowercase(bytes)
     }
 }

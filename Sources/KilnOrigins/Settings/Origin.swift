@@ -122,23 +122,7 @@ public struct Origin: Sendable, Equatable, CustomStringConvertible {
 
     /// RFC 3986 unreserved characters, sub-delimiters, `:` and `@` stay; every other byte is `%XX`.
     static func percentEncoded(_ segment: Substring) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(segment.utf8.count)
-        for byte in segment.utf8 {
-            if isPathByte(byte) {
-                out.append(byte)
-            } else {
-                out += [0x25, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0x0f)]]
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    private static let hexDigits = Array("0123456789ABCDEF".utf8)
-    private static let pathPunctuation = Set("-._~!$&'()*+,;=:@".utf8)
-
-    private static func isPathByte(_ b: UInt8) -> Bool {
-        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || pathPunctuation.contains(b)
+        PercentEncoding.encode(segment, keeping: .pathSegment)
     }
 
     /// `a=http://x/, b=https://y/img` (commas or spaces between entries) to origins; nil when an

@@ -1,3 +1,5 @@
+import KilnModel
+
 /// The `capacity` least recently used entries seen so far, for a sweep that cannot hold every
 /// entry of a large cache in memory: a max-heap on the access time, so each entry of the scan costs
 /// one comparison with the newest kept, and a heap step (O(log capacity)) when it is older.
@@ -105,12 +107,7 @@ struct EntryName: Equatable {
 
     /// The 64 hex digits.
     var hex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8](repeating: 0, count: 64)
-        for (i, word) in [words.0, words.1, words.2, words.3].enumerated() {
-            for j in 0..<16 { out[i * 16 + j] = digits[Int((word >> UInt64(60 - 4 * j)) & 0xF)] }
-        }
-        return String(decoding: out, as: UTF8.self)
+        Hex.lowercase(words: [words.0, words.1, words.2, words.3])
     }
 
     /// The fan-out folder: the first two hex digits.

@@ -7,13 +7,15 @@ import CKilnResample
 /// handled as `Resampler.AlphaHandling` says, like the float path: straight RGBA is
 /// premultiplied on the way in (with 7 extra bits) and divided by the unclamped alpha on the way
 /// out; premultiplied RGBA keeps colour at or below alpha.
-struct FixedPointResampler: Sendable {
+package struct FixedPointResampler: Sendable {
     let kernel: ResamplerKernel
+
+    package init(kernel: ResamplerKernel) { self.kernel = kernel }
 
     /// The output bytes (`horizontal.count × vertical.count × channels`), or nil when the
     /// kernel declined (arguments out of its range, no scratch memory): the caller falls back to
     /// the float path.
-    func resample(pixels: [UInt8], width: Int, height: Int, channels: Int,
+    package func resample(pixels: [UInt8], width: Int, height: Int, channels: Int,
                   alpha: Resampler.AlphaHandling,
                   horizontal: WeightTable, vertical: WeightTable) -> [UInt8]? {
         precondition(pixels.count == width * height * channels, "pixel storage does not match the size")

@@ -42,7 +42,7 @@ public struct Resampler: Sendable {
     }
 
     /// How colour relates to alpha on the way in and out of the filter.
-    enum AlphaHandling {
+    package enum AlphaHandling {
         /// No alpha channel, or colour already premultiplied: filter the bytes as they are.
         case none
         /// Premultiplied RGBA: filter as is, then keep colour at or below alpha.

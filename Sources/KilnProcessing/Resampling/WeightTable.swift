@@ -6,7 +6,7 @@ import Glibc
 /// `weights[i * taps ..< (i + 1) * taps]`. Every row of weights sums to 1, taps that fall outside
 /// the source are folded onto the nearest edge pixel (edge clamping), and rows shorter than
 /// `taps` are padded with zero weights so the inner loops have a fixed trip count.
-struct WeightTable: Sendable, Equatable {
+package struct WeightTable: Sendable, Equatable {
     /// Radius of the Lanczos window, in source pixels at scale 1.
     static let lanczosRadius = 3.0
 
@@ -68,7 +68,7 @@ struct WeightTable: Sendable, Equatable {
     ///
     /// When downscaling the kernel is stretched by the scale factor, so every source pixel
     /// contributes (antialiasing); when upscaling it keeps its natural width.
-    init(sourceLength: Int, origin: Double, extent: Double, outputLength: Int) {
+    package init(sourceLength: Int, origin: Double, extent: Double, outputLength: Int) {
         precondition(sourceLength > 0 && outputLength > 0, "empty axis")
         precondition(extent > 0, "empty source region")
         count = outputLength

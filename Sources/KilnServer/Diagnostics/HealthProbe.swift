@@ -53,23 +53,17 @@ public enum HealthProbe {
         let fd = try connect(.tcp(host: host, port: port), timeout: timeout)
         defer { close(fd) }
         try send(fd, Array("GET \(path.isEmpty ? "/" : String(path)) HTTP/1.0\r\nHost: \(hostPort)\r\nConnection: close\r\n\r\n".utf8))
-        return try parse(try receiveAll(fd), statusLine: true)
+        return try parse(try receiveAll(fd))
     }
 
-    /// The status and body of a CGI answer (`Status: 503 ...` header) or an HTTP/1.x one.
-    static func parse(_ bytes: [UInt8], statusLine: Bool) throws -> Answer {
+    /// The status and body of an HTTP/1.x answer (the FastCGI path reads its answer with
+    /// `FastCGIClient`).
+    static func parse(_ bytes: [UInt8]) throws -> Answer {
         let text = String(decoding: bytes, as: UTF8.self)
         guard let split = text.firstRange(of: "\r\n\r\n") else { throw Failure(description: "no answer") }
-        let head = text[..<split.lowerBound].split(separator: "\r\n")
-        var status = 200
-        if statusLine {
-            guard let first = head.first, first.hasPrefix("HTTP/"), let code = Int(first.split(separator: " ").dropFirst().first ?? "") else {
-                throw Failure(description: "not an HTTP answer")
-            }
-            status = code
-        } else if let line = head.first(where: { $0.lowercased().hasPrefix("status:") }),
-                  let code = Int(line.dropFirst(7).trimmingPrefixSpaces().prefix(3)) {
-            status = code
+        guard let first = text[..<split.lowerBound].split(separator: "\r\n").first, first.hasPrefix("HTTP/"),
+              let status = Int(first.split(separator: " ").dropFirst().first ?? "") else {
+            throw Failure(description: "not an HTTP answer")
         }
         return Answer(status: status, body: String(text[split.upperBound...]))
     }
@@ -113,8 +107,4 @@ public enum HealthProbe {
             throw Failure(description: "no answer: \(error)")
         }
     }
-}
-
-extension Substring {
-    func trimmingPrefixSpaces() -> Substring { drop { $0 == " " } }
 }

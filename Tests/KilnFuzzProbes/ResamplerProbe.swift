@@ -1,8 +1,10 @@
 import KilnModel
+import KilnProcessing
 
 /// The resampler check the `FuzzResample` harness (Fuzz/) and the unit tests run: one small
 /// image and resize read from arbitrary bytes, through the fixed-point kernel's portable and AVX2
-/// paths and the float reference.
+/// paths and the float reference. Not part of the shipped targets (`KilnFuzzProbes`); the
+/// kernel's types it calls are `package` in KilnProcessing.
 public enum ResamplerProbe {
     /// Largest difference per channel the fixed-point kernel may have from the float reference
     /// (straight RGBA: colour compared premultiplied, c × a / 255).

@@ -1,11 +1,13 @@
+import KilnCodecs
 import KilnModel
 
 /// The codecs' own parsers over arbitrary bytes, for the libFuzzer harnesses (`Fuzz/`) and the
-/// unit test that replays their findings (`Tests/fuzz-regressions/`).
+/// unit test that replays their findings (`Tests/fuzz-regressions/`). Not part of the shipped
+/// targets: this target (`KilnFuzzProbes`) is linked by the tests and the harnesses only.
 ///
-/// The parsers themselves stay internal; each probe runs one of them the way the decoders do and
-/// returns a small summary, so a harness built against the release library (no `@testable`)
-/// exercises the same code. Every probe must return or throw `DecodeError` for any input: a trap,
+/// The parsers are `package` in KilnCodecs (seen by the targets of Kiln's package, not by its
+/// users); each probe runs one of them the way the decoders do and returns a small summary, so a
+/// harness built against the release library (no `@testable`) exercises the same code. Every probe must return or throw `DecodeError` for any input: a trap,
 /// a hang or a huge allocation is a bug.
 public enum CodecProbe {
     /// What a probe saw, for the regression test's assertions.

@@ -4,7 +4,10 @@ extension OptionCatalog {
         OptionDeclaration(
             "blur", aliases: ["bl"], operation: "blur", table: .processors,
             usages: [.init("blur:<sigma>",
-                           "Gaussian blur, sigma in pixels (above 0, at most `limits.max_blur_sigma`, 50): the exact separable kernel below sigma 2, three box passes from 2 up (the same cost for every sigma); transparent images are filtered premultiplied. A sigma below 0.1 changes no pixel: the step is dropped (the URL shares the cache entry of the URL without it), so no sigma darkens the picture",
+                           "Gaussian blur, sigma in pixels (above 0, at most `limits.max_blur_sigma`, 50): the exact separable kernel "
+                               + "below sigma 2, three box passes from 2 up (the same cost for every sigma); transparent images are filtered "
+                               + "premultiplied. A sigma below 0.1 changes no pixel: the step is dropped (the URL shares the cache entry "
+                               + "of the URL without it), so no sigma darkens the picture",
                            ["/w:800/bl:4/cat.jpg"])]
         ) { (a, b, c) throws(SpecError) in
             try a.arity(1...1)

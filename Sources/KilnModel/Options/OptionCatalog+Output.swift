@@ -6,7 +6,12 @@ extension OptionCatalog {
             "format", aliases: ["f", "ext"], varies: [.accept],
             fuzz: ["jpeg", "jpg", "png", "webp", "avif", "gif", "heic", "auto", "json", "blurhash", "thumbhash"],
             usages: [.init("format:<jpeg\\|png\\|webp\\|avif\\|auto>",
-                           "output format; default: the source's format (WebP for GIF sources, JPEG or PNG for HEIC ones). `auto`: the first of `http.auto_formats` (AVIF, then WebP) that the request's `Accept` allows and that holds the result, else the source's format (see [Content negotiation](#content-negotiation)); the answer carries `Vary: Accept`. An explicit format that cannot hold the result (WebP beyond 16383 px, JPEG beyond 65535 px; also the source's format without `f:`) is a 413 naming the limit. `json`, `blurhash`, `thumbhash`: an answer about the image instead of the image (see [Image information and placeholders](#image-information-and-placeholders))",
+                           "output format; default: the source's format (WebP for GIF sources, JPEG or PNG for HEIC ones). `auto`: "
+                               + "the first of `http.auto_formats` (AVIF, then WebP) that the request's `Accept` allows and that holds "
+                               + "the result, else the source's format (see [Content negotiation](#content-negotiation)); the answer carries "
+                               + "`Vary: Accept`. An explicit format that cannot hold the result (WebP beyond 16383 px, JPEG beyond 65535 "
+                               + "px; also the source's format without `f:`) is a 413 naming the limit. `json`, `blurhash`, `thumbhash`: "
+                               + "an answer about the image instead of the image (see [Image information and placeholders](#image-information-and-placeholders))",
                            ["/f:webp/cat.jpg", "/f:auto/cat.jpg", "/f:json/cat.jpg"])]
         ) { (a, b, _) throws(SpecError) in
             try a.arity(1...1)

@@ -26,7 +26,9 @@ extension OptionCatalog {
         OptionDeclaration(
             "cachebuster", aliases: ["cb"],
             usages: [.init("cachebuster:<version>",
-                           "a version for the URL (1–64 letters, digits, `.`, `_`, `-`, `~`): changes nothing in the image but is part of the cache key, so a new version is a new URL every cache fetches anew, and answers to it are `immutable` (`http.immutable`, see [CDN origin](deploy.md#use-it-as-a-cdn-origin))",
+                           "a version for the URL (1–64 letters, digits, `.`, `_`, `-`, `~`): changes nothing in the image but is "
+                               + "part of the cache key, so a new version is a new URL every cache fetches anew, and answers to it are "
+                               + "`immutable` (`http.immutable`, see [CDN origin](deploy.md#use-it-as-a-cdn-origin))",
                            ["/cb:2026-11/w:300/cat.jpg"])]
         ) { (a, b, _) throws(SpecError) in
             try a.arity(1...1)

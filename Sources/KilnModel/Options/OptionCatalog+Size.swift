@@ -72,7 +72,9 @@ extension OptionCatalog {
         OptionDeclaration(
             "clienthints", aliases: ["ch"], identity: .resolved, changesSize: true, varies: [.dpr, .saveData],
             usages: [.init("clienthints:<0\\|1>",
-                           "take the device's pixel ratio (`Sec-CH-DPR`, when the URL has no `dpr:`) and data saving (`Save-Data`, when it has no `q:`) from the request's headers; not part of the cache key itself (the resolved sizes and quality are). See [Client Hints and Save-Data](#client-hints-and-save-data)",
+                           "take the device's pixel ratio (`Sec-CH-DPR`, when the URL has no `dpr:`) and data saving (`Save-Data`, "
+                               + "when it has no `q:`) from the request's headers; not part of the cache key itself (the resolved sizes "
+                               + "and quality are). See [Client Hints and Save-Data](#client-hints-and-save-data)",
                            ["/ch:1/w:300/cat.jpg"])]
         ) { (a, b, _) throws(SpecError) in
             try a.arity(1...1)

@@ -23,7 +23,10 @@ public struct DebugConfiguration: ConfigSection, Equatable {
         public static let sleepDecode = Setting.bool("debug.sleep_decode", default: false,
                                                      doc: "a decode (still, or before the first frame of an animation) sleeps as long as its source asks with the text `kiln-sleep-decode=<ms>` in its first 64 KiB, for the integration tests' slow decodes; never in production")
         public static let resampler = Setting<ResamplerKernel>.choice("debug.resampler", default: .automatic,
-                                                                      doc: "the resampler's code: `auto` is the fixed-point kernel, AVX2 where the CPU has it and portable C elsewhere (the same bytes on every host, so one fleet stores one result per cache key); `portable` and `avx2` force a path of that kernel (the same bytes, for measurements); `float` is the Swift float reference, other bytes: measurements and tests only, never a fleet")
+                                                                      doc: "the resampler's code: `auto` is the fixed-point kernel, AVX2 where the CPU has it and portable C elsewhere "
+                                                                          + "(the same bytes on every host, so one fleet stores one result per cache key); `portable` and `avx2` force "
+                                                                          + "a path of that kernel (the same bytes, for measurements); `float` is the Swift float reference, other "
+                                                                          + "bytes: measurements and tests only, never a fleet")
     }
 
     public static let fields: [ConfigField<Self>] = [

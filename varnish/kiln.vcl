@@ -303,6 +303,13 @@ sub vcl_backend_response {
         set beresp.ttl = 0s;
         return (deliver);
     }
+    # A fallback image (`Kiln-Fallback`, `fallback.max_age`) lives no longer than its max-age:
+    # no grace, so a placeholder is never answered past it, even while the backend is down.
+    if (beresp.http.Kiln-Fallback) {
+        set beresp.grace = 0s;
+        set beresp.keep = 0s;
+        return (deliver);
+    }
     # After the TTL, an object may still be answered while one request revalidates it
     # (Kiln answers the If-None-Match with a 304 from its caches, without rendering).
     set beresp.grace = 1h;

@@ -240,6 +240,33 @@ def test_each_header_can_be_turned_off(make_stack, edge_root):
         v.cleanup()
 
 
+def test_a_fallback_gets_no_grace_past_its_max_age(make_stack, edge_root, tmp_path):
+    """Issue 36: a fallback answer (`Kiln-Fallback`, `fallback.max_age` 1 s here) is not answered
+    by the edge once its max-age is over, even while every backend is down (the VCL's 1 h grace
+    is for real images only); a real image is still answered from grace."""
+    fallback = tmp_path / "missing.png"
+    Image.new("RGB", (40, 30), (255, 0, 0)).save(fallback)
+    stack = make_stack(root=edge_root, workers=1, extra_args=[
+        "--set", f"fallback.not_found={fallback}", "--set", "fallback.max_age=1"])
+    v = started_varnish("127.0.0.1", stack.port)
+    try:
+        c = v.client()
+        placeholder = c.get("/w:20/no-such-image.jpg")
+        assert placeholder.status == 404 and placeholder.header("kiln-fallback") == "not-found", placeholder.describe()
+        assert placeholder.header("cache-control") == "public, max-age=1"
+        image = c.get("/w:21/hit.jpg")
+        assert image.status == 200
+        assert is_edge_hit(c.get("/w:20/no-such-image.jpg")), "the fallback is kept for its max-age"
+        stack.stop()
+        time.sleep(2.2)  # past the fallback's max-age of 1 s, with a 2x margin (a TTL, not a wait for work)
+        after = c.get("/w:20/no-such-image.jpg")
+        assert after.status == 503 and after.header("kiln-fallback") is None, \
+            f"the edge answered a fallback past its max-age: {after.describe()}"
+        assert c.get("/w:21/hit.jpg").status == 200, "a real image is answered within its TTL"
+    finally:
+        v.cleanup()
+
+
 def _flood_values(kind: str) -> list[str]:
     """1,000 values of one header as browsers and clients send them: every spelling Kiln can
     tell apart, junk it ignores, and near-duplicates of each class."""

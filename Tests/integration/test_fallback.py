@@ -103,6 +103,18 @@ def test_missing_source_gets_the_fallback_then_the_real_image(kept, files):
     assert real.image().size == (300, 200) and near(mean(real.image()), BLUE)
 
 
+def test_documents_of_a_missing_source_get_the_plain_error(ok200):
+    """Issue 36: f:json, f:blurhash and f:thumbhash describe the source; a fallback would describe
+    the placeholder (and, with fallback.status = 200, call the missing image a 400x300 PNG)."""
+    c = ok200.client()
+    for doc in ("json", "blurhash", "thumbhash"):
+        r = c.get(f"/f:{doc}/nothing-here.jpg")
+        assert r.status == 404 and r.header("kiln-fallback") is None, (doc, r.describe())
+        assert_plain_error(r)
+    # The image itself still gets the fallback.
+    assert c.get("/w:64/nothing-here.jpg").header("kiln-fallback") == "not-found"
+
+
 def test_broken_sources_get_the_fallback_with_their_status(kept):
     c = kept.client()
     for name in ("garbage.jpg", "cut.jpg"):

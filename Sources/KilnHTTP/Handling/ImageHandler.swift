@@ -132,6 +132,9 @@ public final class ImageHandler: RequestHandling {
     func fallback(for error: any Error, _ imageRequest: ImageRequest, _ accepted: FormatNegotiation,
                   _ provenance: RequestGate.Provenance, _ request: HTTPRequest, _ timeline: inout Timeline) -> HTTPResponse? {
         guard let (kind, file) = fallbacks.substitute(for: error) else { return nil }
+        // A document (`f:json`, `f:blurhash`, `f:thumbhash`) describes the source: a placeholder's
+        // description would tell a client that a missing image is a 400×300 PNG.
+        guard imageRequest.output.document == nil else { return nil }
         let result: PipelineResult
         do {
             result = try pipeline.image(for: imageRequest, accepted: accepted, substitute: file)

@@ -1,6 +1,7 @@
 """Output options: progressive JPEG / interlaced PNG, lossless WebP, quality, presets."""
 from __future__ import annotations
 
+import os
 import struct
 
 import pytest
@@ -83,3 +84,35 @@ def test_format_quality_follows_the_negotiated_format(client):
     bad = client.get(f"/fq:png:50/{PHOTO_HD}")
     assert bad.status == 400 and b"fq:png:50" in bad.body
     assert_plain_error(bad)
+
+
+def _gps_photo(path) -> None:
+    """A JPEG whose EXIF holds a copyright, an artist and a GPS position, and whose XMP names it too."""
+    from PIL import Image
+    im = Image.linear_gradient("L").resize((300, 200)).convert("RGB")
+    exif = Image.Exif()
+    exif[0x8298] = "(c) Kiln Photo Ltd"
+    exif[0x013B] = "A. Photographer"
+    exif[0x8825] = {1: "N", 2: (52.0, 31.0, 7.0), 3: "E", 4: (13.0, 24.0, 37.0)}
+    xmp = b'<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">' \
+          b'<rdf:Description xmlns:exif="http://ns.adobe.com/exif/1.0/" exif:GPSLatitude="52,31.1N"/></rdf:RDF></x:xmpmeta>'
+    im.save(path, exif=exif.tobytes(), xmp=xmp, quality=85)
+
+
+@pytest.mark.parametrize("fmt", ["jpeg", "webp", "png", "avif"])
+def test_strip_0_keeps_copyright_but_not_the_gps_position(client, stack, fmt):
+    """Issue 36: `strip:0` (any unsigned client may write it) keeps the EXIF but not where the photo
+    was taken: the GPS IFD and an XMP packet naming GPS are gone (output.info_gps is off by
+    default); copyright and artist stay."""
+    from PIL import Image
+    src = stack.root / "gps-photo.jpg"
+    if not src.exists():
+        _gps_photo(src)
+        os.chmod(src, 0o644)
+    with Image.open(src) as original:
+        assert original.getexif().get_ifd(0x8825), "the test file carries GPS"
+    r, kept = client.image(f"/w:120/strip:0/f:{fmt}/gps-photo.jpg")
+    exif = kept.getexif()
+    assert exif.get(0x8298) == "(c) Kiln Photo Ltd" and exif.get(0x013B) == "A. Photographer", dict(exif)
+    assert 0x8825 not in exif and not exif.get_ifd(0x8825), f"{fmt}: GPS kept: {exif.get_ifd(0x8825)}"
+    assert b"GPSLatitude" not in r.body and b"52,31.1N" not in r.body

@@ -90,7 +90,7 @@ extension OptionCatalog {
         OptionDeclaration(
             "strip", privacy: .keepsMetadata,
             usages: [.init("strip:0",
-                           "keep the source's EXIF and XMP (orientation reset to 1); by default all metadata is stripped (colour: see [Colour](#colour))",
+                           "keep the source's EXIF and XMP (orientation reset to 1) but not its GPS position, unless `output.info_gps` allows it; by default all metadata is stripped (colour: see [Colour](#colour))",
                            ["/strip:0/w:800/cat.jpg"])]
         ) { (a, b, _) throws(SpecError) in
             try a.arity(1...1)

@@ -50,7 +50,8 @@ public struct OptionDeclaration: Sendable {
     public enum Privacy: Sendable, Equatable {
         case none
         /// Keeps the source's metadata in the output (EXIF, XMP: camera, dates, GPS):
-        /// `strip:0`. GPS follows `output.keep_gps` (removed unless allowed).
+        /// `strip:0`. The GPS position goes unless `output.info_gps` allows it
+        /// (`ImageMetadata.withoutGPS`).
         case keepsMetadata
     }
 

@@ -25,6 +25,8 @@ extension OutputConfiguration {
         let metadata: ImageMetadata? = request.strip ? nil : ImageMetadata()
         var parts = formats.map { encodeOptions(format: $0, request: request, metadata: metadata).canonical }
         parts.append("bg=\(flattenBackground(for: request))")
+        // Kept metadata (`strip:0`) holds the GPS position only with `output.info_gps`.
+        if !request.strip { parts.append("gps=\(infoGPS ? 1 : 0)") }
         return parts.joined(separator: "|")
     }
 

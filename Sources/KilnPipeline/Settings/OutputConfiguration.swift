@@ -41,7 +41,8 @@ public struct OutputConfiguration: ConfigSection, Equatable {
         public static let progressive = Setting.bool("output.progressive", default: false,
                                                      doc: "progressive JPEG / interlaced PNG unless the URL says `pg:`")
         public static let infoGPS = Setting.bool("output.info_gps", default: false,
-                                                 doc: "`f:json` reports the EXIF GPS position (latitude, longitude, altitude); off by default, for privacy")
+                                                 doc: "`f:json` reports the EXIF GPS position (latitude, longitude, altitude), and `strip:0` keeps it in the "
+                                                     + "output's EXIF and XMP; off by default, for privacy (copyright and the rest of the metadata stay)")
     }
 
     public static let fields: [ConfigField<Self>] = [
@@ -60,12 +61,13 @@ public struct OutputConfiguration: ConfigSection, Equatable {
 
     /// Encoder options for a format and the URL's output options. No ICC profile, by design: the
     /// pipeline converts every profiled source to sRGB (`ColorConverting`), which is what browsers
-    /// assume for untagged output. `metadata`: EXIF/XMP to keep (`strip:0`), nil strips them.
+    /// assume for untagged output. `metadata`: EXIF/XMP to keep (`strip:0`), nil strips them;
+    /// the GPS position goes unless `info_gps` allows it (`ImageMetadata.withoutGPS`).
     public func encodeOptions(format: ImageFormat, request: OutputOptions = OutputOptions(),
                               metadata: ImageMetadata? = nil) -> EncodeOptions {
         let q = request.quality ?? request.formatQualities[format] ?? (format == .webp ? webpQuality : format == .avif ? avifQuality : jpegQuality)
         return EncodeOptions(format: format, quality: q, progressive: request.progressive ?? progressive,
                              lossless: request.lossless, webpMethod: webpMethod, avifSpeed: avifSpeed, pngCompressionLevel: pngCompressionLevel,
-                             metadata: request.strip ? nil : metadata)
+                             metadata: request.strip ? nil : infoGPS ? metadata : metadata?.withoutGPS)
     }
 }

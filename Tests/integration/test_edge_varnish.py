@@ -247,7 +247,7 @@ def test_a_fallback_gets_no_grace_past_its_max_age(make_stack, edge_root, tmp_pa
     fallback = tmp_path / "missing.png"
     Image.new("RGB", (40, 30), (255, 0, 0)).save(fallback)
     stack = make_stack(root=edge_root, workers=1, extra_args=[
-        "--set", f"fallback.not_found={fallback}", "--set", "fallback.max_age=1"])
+        "--set", f"fallback.not_found={fallback}", "--set", "fallback.max_age=1s"])
     v = started_varnish("127.0.0.1", stack.port)
     try:
         c = v.client()

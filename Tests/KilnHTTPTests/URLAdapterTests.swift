@@ -161,8 +161,27 @@ import Testing
         #expect(throws: SpecError.self) { try gate.imageRequest(for: self.request("/cat.jpg?w=300")) }
         let snap = self.gate(allowList: AllowListConfiguration.with(widths: [640, 750], heights: [], qualities: [], policy: .snap))
         #expect(try snap.imageRequest(for: request("/_next/image?url=%2Fcat.jpg&w=641")).canonical == "rs:750:0:fit/f:auto/-/cat.jpg")
-        // nginx's trusted rewrites are not restricted.
-        #expect(try gate.imageRequest(for: request("/_next/image?url=%2Fcat.jpg&w=641", trusted: true)).canonical == "rs:641:0:fit/f:auto/-/cat.jpg")
+        // A trusted request is nginx's rewrite, parsed as rewritten: no adapter reads it.
+        #expect(try gate.imageRequest(for: request("/_next/image?url=%2Fcat.jpg&w=641", trusted: true)).canonical == "-/_next/image")
+    }
+
+    /// Issue 36: a query on an nginx rewrite (trusted) neither runs imgix parameters unsigned and
+    /// outside the allow-lists nor breaks the rewrite; a query that names no imgix parameter is
+    /// ignored on native URLs, as the docs say.
+    @Test func trustedRewritesIgnoreTheirQuery() throws {
+        let refuse = AllowListConfiguration.with(widths: [320, 640], heights: [], qualities: [], policy: .refuse)
+        let gate = gate(URLSignature(keys: [Self.key], allowUnsigned: false), allowList: refuse)
+        for query in ["w=1500&blur=20&fm=png", "v=2", "w=1500", "s=abc"] {
+            let r = HTTPRequest(fastCGIParams: ["REQUEST_URI": "/thumb/200x200/photos/cat.jpg?\(query)",
+                                                "DOCUMENT_URI": "/rs:200:200:fill/-/photos/cat.jpg", "KILN_TRUSTED": "1"])
+            let (parsed, provenance) = try gate.admit(r)
+            #expect(parsed.canonical == "rs:200:200:fill/-/photos/cat.jpg", "\(query)")
+            #expect(provenance == .trusted)
+        }
+        let open = self.gate(allowUnsigned: true)
+        #expect(try open.imageRequest(for: request("/w:300/cat.jpg?v=2")).canonical == "rs:300:0:fit/-/cat.jpg")
+        #expect(try open.imageRequest(for: request("/cat.jpg?utm_source=mail&v=3")).canonical == "-/cat.jpg")
+        #expect(throws: AdapterError.self) { try open.imageRequest(for: self.request("/cat.jpg?w=300&s=0123abcd")) }
     }
 
     @Test func signingRefusesAdaptersUnlessAllowed() throws {
@@ -180,8 +199,8 @@ import Testing
         #expect(throws: RequestRefusal.self) { try refused.imageRequest(for: self.request("/cat.jpg?w=300")) }
         // A bad adapted URL is still a 400, before the signing question.
         #expect(throws: AdapterError.self) { try refused.imageRequest(for: self.request("/cdn-cgi/image/trim=1/cat.jpg")) }
-        // Trusted: accepted. With adapters.allow_unsigned: accepted, and the allow-lists apply.
-        #expect(try refused.imageRequest(for: request("/_next/image?url=%2Fcat.jpg&w=640", trusted: true)).canonical == "rs:640:0:fit/f:auto/-/cat.jpg")
+        // Trusted: nginx's rewrite, never adapted. With adapters.allow_unsigned: accepted, and the allow-lists apply.
+        #expect(try refused.imageRequest(for: request("/_next/image?url=%2Fcat.jpg&w=640", trusted: true)).canonical == "-/_next/image")
         let allowed = gate(signing, allowList: AllowListConfiguration.with(widths: [640], heights: [], qualities: [], policy: .refuse),
                            allowUnsigned: true)
         #expect(try allowed.imageRequest(for: request("/_next/image?url=%2Fcat.jpg&w=640")).canonical == "rs:640:0:fit/f:auto/-/cat.jpg")

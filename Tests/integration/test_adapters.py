@@ -195,6 +195,41 @@ def test_signing_refuses_adapted_urls_unless_allowed(root):
         stop(s)
 
 
+def test_a_query_on_a_trusted_rewrite_is_ignored(tmp_path):
+    """Issue 36 §1: with imgix on, signing keys and an allow-list, an imgix query on the shipped
+    `/thumb/WxH/` rewrite (trusted by nginx) ran unsigned and outside the allow-list when a file
+    existed at the path before the rewrite (a 1500 px PNG), and broke the rewrite otherwise (a 400
+    for `?v=2`, a 404 for `?w=1500`). The rewrite is now answered as rewritten, its query ignored."""
+    import os
+    import shutil
+    from helpers import CORPUS
+    root = tmp_path / "root"
+    for folder in (root / "photos", root / "thumb" / "200x200" / "photos"):
+        folder.mkdir(parents=True)
+    bench = CORPUS.parent / "bench" / PHOTO
+    shutil.copy2(bench, root / "photos" / PHOTO)
+    shutil.copy2(bench, root / "thumb" / "200x200" / "photos" / PHOTO)   # the bypass needed this file
+    shutil.copy2(CORPUS / SMALL, root / SMALL)                           # the stack's readiness probe
+    for dirpath, dirnames, filenames in os.walk(tmp_path):
+        os.chmod(dirpath, 0o755)
+        for f in filenames:
+            os.chmod(os.path.join(dirpath, f), 0o644)
+    signing = ["--set", f"security.keys={K1}", "--set", f"security.salts={S1}", "--set", "limits.allowed_widths=320,640"]
+    s = start(root, *ON, *signing)
+    try:
+        c = s.client()
+        plain = c.get(f"/thumb/200x200/photos/{PHOTO}")
+        assert plain.status == 200 and plain.content_type == "image/jpeg", plain.describe()
+        for query in ("w=1500&blur=20&fm=png", "v=2", "w=1500", "s=0123"):
+            r, im = c.image(f"/thumb/200x200/photos/{PHOTO}?{query}")
+            assert r.status == 200 and r.content_type == "image/jpeg" and im.size == (200, 200), (query, r.describe())
+            assert r.body == plain.body, f"?{query}: not the rewrite's answer"
+        # The same imgix query on a client's own URL is unsigned: refused while URLs must be signed.
+        assert c.get(f"/photos/{PHOTO}?w=1500&blur=20&fm=png").status == 403
+    finally:
+        stop(s)
+
+
 # ---- in a real browser (issue 27 §4) ----------------------------------------------------------
 
 def drain(driver, events: list) -> None:

@@ -1,7 +1,8 @@
 /// imgix's query parameters on a plain source path: `/photos/cat.jpg?w=300&h=200&fit=crop`.
-/// With this adapter on, any query string on a path that no other adapter claims is read as imgix
-/// parameters (Kiln ignores query strings on native URLs otherwise), and the whole path is the
-/// source (no Kiln options in it).
+/// With this adapter on, a query string that names at least one imgix parameter, on a path that
+/// no other adapter claims and that a client sent (never nginx's trusted rewrites), is read as
+/// imgix parameters, and the whole path is the source (no Kiln options in it); a query that
+/// names none (`?v=2`) is ignored, as on every native URL.
 ///
 /// | imgix | Kiln |
 /// | --- | --- |
@@ -41,13 +42,22 @@ public struct ImgixAdapter: URLAdapter {
         .init("flip", options: ["flip"]),
         .init("rot", options: ["rotate"]),
         .init("ixlib"),
+        .init("s", refused: "imgix's signatures are not checked by Kiln; sign Kiln's own URLs (docs/security.md)"),
     ]
 
     static let known = parameters.accepted
+    static let refused = parameters.refusals
+    /// Every name imgix declares: a query that names none of them is no imgix URL (a native URL's
+    /// cache-buster such as `?v=2` is ignored, as on every native URL).
+    static let declared = Set(parameters.flatMap(\.names))
 
     public func adapt(path: String, query: String?) throws(AdapterError) -> AdaptedURL? {
         guard let query, !query.isEmpty else { return nil }
         let p = try QueryParameters(query, adapter: name)
+        guard p.names.contains(where: { ImgixAdapter.declared.contains($0) }) else { return nil }
+        if let first = p.names.first(where: { ImgixAdapter.refused[$0] != nil }) {
+            throw AdapterError(name, "not supported: '\(first)' (\(ImgixAdapter.refused[first]!))")
+        }
         let unknown = p.unknown(ImgixAdapter.known)
         guard unknown.isEmpty else { throw AdapterError.unsupported(name, unknown) }
 

@@ -12,9 +12,10 @@ import KilnModel
 ///   which the signature does not cover.
 /// - Without keys: today's paths (`DOCUMENT_URI`), a leading `unsafe` segment removed.
 ///
-/// - Adapted (`adapters.*`, `URLAdapter`): a foreign URL (`/_next/image?url=…`) translated into
-///   native options and parsed like a native URL; trusted when nginx marks it so, otherwise
-///   unsigned, and refused (403) while URLs must be signed unless `adapters.allow_unsigned`.
+/// - Adapted (`adapters.*`, `URLAdapter`): a foreign URL (`/_next/image?url=…`) that a client
+///   sent, translated into native options and parsed like an unsigned native URL (never trusted:
+///   a trusted rewrite is parsed as rewritten, and no adapter reads it), refused (403) while URLs
+///   must be signed unless `adapters.allow_unsigned`.
 ///
 /// A request that is neither trusted nor signed then meets the size and quality allow-lists
 /// (`limits.allowed_*`, `VariantAllowList`): refused, or snapped in the request itself, before
@@ -56,16 +57,18 @@ public struct RequestGate: Sendable {
     /// so the request that comes out (and its cache key) holds the device's width, DPR, quality.
     public func admit(_ request: HTTPRequest, hints: (any DeviceHintResolving)? = nil) throws -> (request: ImageRequest, provenance: Provenance) {
         guard request.pathIsUTF8 else { throw SpecError.notUTF8 }
+        if request.isTrusted {
+            // nginx's own rewrite, answered as rewritten (`DOCUMENT_URI`) with its query ignored:
+            // adapters read only what a client sent, and an adapted URL is never trusted.
+            let (path, decoded) = request.specPath
+            return (try parser.parse(path, isDecoded: decoded, hints: hints), .trusted)
+        }
         if !adapters.isEmpty {
             // Before an adapter reads the query: a 64 KB URL costs a length comparison.
             guard request.uri.utf8.count <= parser.maxPathBytes else {
                 throw SpecError.malformedPath(reason: "URL too long: \(request.uri.utf8.count) bytes, at most \(parser.maxPathBytes)")
             }
-            if let adapted = try adapters.adapt(request) { return try admit(adapted, trusted: request.isTrusted, hints: hints) }
-        }
-        if request.isTrusted {
-            let (path, decoded) = request.specPath
-            return (try parser.parse(path, isDecoded: decoded, hints: hints), .trusted)
+            if let adapted = try adapters.adapt(request) { return try admit(adapted, hints: hints) }
         }
         let verified = try signature.verify(rawPath: request.rawPath)
         let path: String, decoded: Bool
@@ -81,11 +84,11 @@ public struct RequestGate: Sendable {
         return (try allowList.apply(to: imageRequest), .unsigned)
     }
 
-    /// An adapted URL: its native path parsed as nginx's trusted rewrites are, or as an unsigned
-    /// URL (option policy, then the allow-lists), or refused while URLs must be signed.
-    func admit(_ adapted: AdaptedURL, trusted: Bool, hints: (any DeviceHintResolving)?) throws -> (request: ImageRequest, provenance: Provenance) {
+    /// An adapted URL: its native path parsed as an unsigned URL (option policy, then the
+    /// allow-lists), or refused while URLs must be signed. Never trusted: trust is nginx's
+    /// rewrite of a native path, which no adapter reads.
+    func admit(_ adapted: AdaptedURL, hints: (any DeviceHintResolving)?) throws -> (request: ImageRequest, provenance: Provenance) {
         let path = adapted.nativePath
-        if trusted { return (try parser.parse(path, isDecoded: true, hints: hints), .trusted) }
         guard signature.allowUnsigned || adapters.allowUnsigned else {
             throw RequestRefusal.adapterNeedsSignature(
                 "\(adapted.adapter) URLs carry no signature and URLs must be signed here; set adapters.allow_unsigned = true to accept them")

@@ -2,7 +2,9 @@
 import PackageDescription
 
 // Layering: each target imports only targets listed above it; the compiler enforces the rule
-// through the dependency lists below (a wrong-direction import does not build).
+// through the dependency lists below (a wrong-direction import does not build), and
+// `scripts/check-layers` (run by scripts/test) that every import, C modules included, is a direct
+// dependency listed here: reaching a module through another target's dependencies fails it.
 //
 //   C targets        system libraries, dlopen shims (CAvif CHeif CKilnFetch) and fixed-arity shims:
 //                    CKilnCodecShims (setjmp/longjmp codec calls), CKilnProcessShims (spawn, signals, scoreboard),
@@ -130,7 +132,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "KilnOrigins", dependencies: [
-            "KilnPipeline", "KilnHTTP", "KilnModel", "KilnPOSIX", "CKilnFetch",
+            "KilnPipeline", "KilnModel", "KilnPOSIX", "CKilnFetch",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -140,6 +142,7 @@ let package = Package(
             "CKilnProcessShims",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "CoreMetrics", package: "swift-metrics"),
         ]),
         // The TOML file and the layering of settings: the master and the command line only.
         .target(name: "KilnConfigFile", dependencies: [
@@ -147,7 +150,7 @@ let package = Package(
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         .target(name: "KilnCommands", dependencies: [
-            "KilnServer", "KilnConfigFile", "KilnHTTP", "KilnOrigins", "KilnPipeline", "KilnCodecs", "KilnProcessing", "KilnModel", "KilnPOSIX",
+            "KilnServer", "KilnConfigFile", "KilnHTTP", "KilnOrigins", "KilnFastCGI", "KilnPipeline", "KilnCodecs", "KilnProcessing", "KilnModel", "KilnPOSIX",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -172,16 +175,23 @@ let package = Package(
 
         .testTarget(name: "KilnPOSIXTests", dependencies: ["KilnPOSIX"]),
         .testTarget(name: "KilnModelTests", dependencies: ["KilnModel"]),
-        .testTarget(name: "KilnCodecsTests", dependencies: ["KilnCodecs", "KilnTestBytes", "KilnFuzzProbes"]),
+        .testTarget(name: "KilnCodecsTests", dependencies: ["KilnCodecs", "KilnModel", "CLcms2", "KilnTestBytes", "KilnFuzzProbes"]),
         // KilnCodecs: the resampler's fidelity tests decode the shared photos.
-        .testTarget(name: "KilnProcessingTests", dependencies: ["KilnProcessing", "KilnCodecs", "KilnFuzzProbes"]),
+        .testTarget(name: "KilnProcessingTests", dependencies: ["KilnProcessing", "KilnCodecs", "KilnModel", "KilnFuzzProbes"]),
         // Golden/: the digests and the source files of GoldenDigestTests, read by path.
-        .testTarget(name: "KilnPipelineTests", dependencies: ["KilnPipeline", "KilnHTTP", "KilnTestSupport", "KilnTestBytes"],
+        .testTarget(name: "KilnPipelineTests", dependencies: ["KilnPipeline", "KilnCodecs", "KilnProcessing", "KilnModel", "KilnHTTP",
+                                                             "KilnTestSupport", "KilnTestBytes"],
                     exclude: ["Golden"]),
-        .testTarget(name: "KilnHTTPTests", dependencies: ["KilnHTTP", "KilnTestBytes"]),
-        .testTarget(name: "KilnOriginsTests", dependencies: ["KilnOrigins", "KilnPipeline", "KilnHTTP", "KilnTestSupport"]),
+        .testTarget(name: "KilnHTTPTests", dependencies: ["KilnHTTP", "KilnPipeline", "KilnModel", "KilnTestBytes"]),
+        .testTarget(name: "KilnOriginsTests", dependencies: [
+            "KilnOrigins", "KilnPipeline", "KilnHTTP", "KilnModel", "KilnPOSIX", "KilnTestSupport",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "KilnServerTests", dependencies: [
-            "KilnServer", "KilnHTTP", "KilnOrigins", "KilnFastCGI", "KilnConfigFile", "KilnTestBytes",
+            "KilnServer", "KilnHTTP", "KilnOrigins", "KilnFastCGI", "KilnConfigFile", "KilnPipeline", "KilnCodecs",
+            "KilnProcessing", "KilnModel", "KilnPOSIX", "CKilnProcessShims", "KilnTestBytes",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "CoreMetrics", package: "swift-metrics"),
         ]),
     ]
 )

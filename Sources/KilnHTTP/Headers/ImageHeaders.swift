@@ -21,13 +21,3 @@ extension PipelineResult {
     /// `Content-Type`.
     public var contentType: String { format?.mimeType ?? document?.contentType ?? "application/octet-stream" }
 }
-
-extension DocumentKind {
-    /// `Content-Type` of `f:json` (JSON), `f:blurhash` and `f:thumbhash` (one line of text, no newline).
-    public var contentType: String {
-        switch self {
-        case .json: "application/json"
-        case .blurhash, .thumbhash: "text/plain; charset=utf-8"
-        }
-    }
-}

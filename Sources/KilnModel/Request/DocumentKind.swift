@@ -9,6 +9,16 @@ public enum DocumentKind: String, Sendable, Hashable, CaseIterable {
     /// The ThumbHash of the source, base64 (text).
     case thumbhash
 
+    /// The media type of `f:json` (JSON), `f:blurhash` and `f:thumbhash` (one line of text, no
+    /// newline), as `ImageFormat.mimeType` is an image's: the answer's `Content-Type`, and the
+    /// shared store's object type.
+    public var contentType: String {
+        switch self {
+        case .json: "application/json"
+        case .blurhash, .thumbhash: "text/plain; charset=utf-8"
+        }
+    }
+
     /// Whether the answer needs pixels (a small decode): the hashes always, `f:json` with
     /// `placeholders:1`.
     public func needsPixels(placeholders: Bool) -> Bool {

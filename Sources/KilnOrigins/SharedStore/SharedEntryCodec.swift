@@ -1,4 +1,3 @@
-import KilnHTTP
 import KilnModel
 import KilnPipeline
 

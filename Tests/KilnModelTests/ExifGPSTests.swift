@@ -72,4 +72,25 @@ import Testing
         #expect(ExifGPS.removing(from: wild) == nil)
         #expect(ImageMetadata(exif: wild).withoutGPS.exif == nil)
     }
+
+    /// A GPS IFD whose entries all name the whole file: dropped, not zeroed entry by entry.
+    @Test func overlappingValuesAreDropped() {
+        var t = Self.tiff(bigEndian: false)
+        let latitudeEntry = 8 + 2 + 3 * 12 + 4 + 10 + 2 + 12
+        // count 3 RATIONALs (24 bytes) at offset 0, then a second entry doing the same
+        t[latitudeEntry + 8] = 0; t[latitudeEntry + 9] = 0
+        let first = Array(t[latitudeEntry..<(latitudeEntry + 12)])
+        var many = t
+        let gpsIFD = 8 + 2 + 3 * 12 + 4 + 10
+        many[gpsIFD] = 2; many[gpsIFD + 1] = 0
+        many.replaceSubrange((gpsIFD + 2)..<(gpsIFD + 14), with: first)
+        #expect(ExifGPS.removing(from: many) != nil, "two entries of 24 bytes fit a file of \(many.count)")
+        // Make each entry name more bytes than the file holds in total when summed.
+        let count = many.count / 8 / 2 + 1
+        for e in [gpsIFD + 2, gpsIFD + 14] {
+            many[e + 4] = UInt8(count & 0xFF); many[e + 5] = UInt8(count >> 8 & 0xFF); many[e + 6] = 0; many[e + 7] = 0
+            many[e + 8] = 0; many[e + 9] = 0; many[e + 10] = 0; many[e + 11] = 0
+        }
+        #expect(ExifGPS.removing(from: many) == nil)
+    }
 }

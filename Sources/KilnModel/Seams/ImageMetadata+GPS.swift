@@ -39,14 +39,18 @@ enum ExifGPS {
         let entry = ifd0 + 2 + index * 12
         guard let gps = io.u32(out, entry + 8).map(Int.init), let m = io.u16(out, gps).map(Int.init),
               gps + 2 + m * 12 + 4 <= out.count else { return nil }
-        // Empty the GPS IFD: each value stored elsewhere, then the table itself.
+        // Empty the GPS IFD: each value stored elsewhere, then the table itself. Values of a real
+        // GPS IFD never add up to more than the EXIF itself; hostile ones that overlap to do so
+        // (65535 entries each naming the whole file) drop the EXIF instead of costing their product.
+        var zeroed = 0
         for j in 0..<m {
             let e = gps + 2 + j * 12
             guard let type = io.u16(out, e + 2), let size = typeSize(type), let count = io.u32(out, e + 4).map(Int.init),
                   count <= out.count else { return nil }
             let bytes = size * count
             if bytes > 4 {
-                guard let at = io.u32(out, e + 8).map(Int.init), at + bytes <= out.count else { return nil }
+                zeroed += bytes
+                guard zeroed <= out.count, let at = io.u32(out, e + 8).map(Int.init), at + bytes <= out.count else { return nil }
                 for k in at..<(at + bytes) { out[k] = 0 }
             }
         }

@@ -29,7 +29,7 @@ public struct RenderedImage: Sendable {
         self.digest = String(Digest.sha256Hex(Array(sourceIdentity.canonical.utf8) + [0] + data).prefix(32))
     }
 
-    /// A document about the source (`ImagePipeline.renderDocument`); its digest is taken as an image's.
+    /// A document about the source (`ImagePipeline.writeDocument`); its digest is taken as an image's.
     public init(data: [UInt8], document: DocumentKind, sourceFormat: ImageFormat, sourceIdentity: SourceIdentity, timeline: Timeline) {
         self.init(data: data, format: sourceFormat, sourceIdentity: sourceIdentity, size: PixelSize(width: 0, height: 0), timeline: timeline)
         self.document = document

@@ -5,8 +5,9 @@ import KilnProcessing
 /// `f:json`, `f:blurhash`, `f:thumbhash` (docs/url-api.md, "Image information and placeholders"):
 /// answers about a source instead of an image, cached, keyed and timed like images.
 ///
-/// `f:json` alone reads the header and the container's metadata (`SourceFacts`) and plans the
-/// result's size (`plannedOutputSize`): no pixel is decoded. The placeholders (`f:json` with
+/// Documents run the one render path (`RenderKind.document`). `f:json` alone reads the header and
+/// the container's metadata (`SourceFacts`) and plans the result's size (`plannedOutputSize`): no
+/// pixel is decoded. The placeholders (`f:json` with
 /// `placeholders:1`, `f:blurhash`, `f:thumbhash`) come from one small decode: shrink-on-load
 /// towards `placeholderSide` (JPEG DCT scaling, WebP scaled decoding, PNG's row shrinker), colour
 /// converted to sRGB, oriented, then resized to fit `placeholderSide` × `placeholderSide`; that
@@ -17,69 +18,41 @@ extension ImagePipeline {
     /// The longest side of `f:json`'s LQIP (a WebP data URL).
     static let lqipSide = 32
 
-    /// Renders the document `request.output.document` of the opened source. Failures of the source
-    /// itself are `SourceFault`s when `source` is given, as in `render`.
-    func renderDocument(_ request: ImageRequest, from opened: any OpenedSource, source: CacheKey?) throws -> RenderedImage {
-        guard let kind = request.output.document else { preconditionFailure("renderDocument needs f:json, f:blurhash or f:thumbhash") }
-        var timeline = Timeline()
-        let (data, format) = try readSource(opened, source: source, timeline: &timeline)
-        let decoder = stages.decoders.decoder(for: format)
-        let header = try Self.ofSource(source) { try decoder.readHeader(data) }
-        timeline.mark("header")
+    /// The request whose plan the placeholders' small decode is budgeted and shrunk on load by.
+    static let placeholderPlan = ImageRequest(sourcePath: "", operations: [.resize(ResizeOptions(width: placeholderSide, height: placeholderSide, mode: .fit))],
+                                              output: OutputOptions(format: .format(.png)))
 
-        var placeholders: PlaceholderImage?
-        if kind.needsPixels(placeholders: request.output.placeholders) {
-            placeholders = try smallImage(format: format, data: data, header: header, source: source)
-            timeline.mark("decode")
-        }
+    /// Writes the document `kind` about the source (the write step of a document's render): from
+    /// the header and the container's facts, and the small image the decode step kept when the
+    /// placeholders need pixels.
+    func writeDocument(_ job: RenderJob, kind: DocumentKind) throws {
+        let request = job.request
+        let small = job.picked
         let body: [UInt8]
         switch kind {
         case .blurhash:
-            body = Array(BlurHash.encode(placeholders!.pixels, components: request.output.blurhash ?? .standard).utf8)
+            guard let small else { preconditionFailure("f:blurhash decodes") }
+            body = Array(BlurHash.encode(small, components: request.output.blurhash ?? .standard).utf8)
         case .thumbhash:
-            body = Array(Base64.encode(ThumbHash.encode(placeholders!.pixels)).utf8)
+            guard let small else { preconditionFailure("f:thumbhash decodes") }
+            body = Array(Base64.encode(ThumbHash.encode(small)).utf8)
         case .json:
-            let facts = SourceFacts.read(data, format: format, header: header)
-            var document = infoDocument(request, format: format, header: header, facts: facts, bytes: data.count)
-            if let placeholders {
-                document["placeholders"] = try placeholderFields(placeholders, components: request.output.blurhash ?? .standard)
+            let header = job.readHeader
+            let facts = SourceFacts.read(job.data, format: job.format, header: header)
+            var document = infoDocument(request, format: job.format, header: header, facts: facts, bytes: job.data.count)
+            if let small {
+                document["placeholders"] = try placeholderFields(PlaceholderImage(pixels: small), components: request.output.blurhash ?? .standard)
             }
             body = Array(JSONValue.object(document).text.utf8)
         }
-        timeline.mark(kind == .json ? "write" : kind.rawValue)
-        return RenderedImage(data: body, document: kind, sourceFormat: format, sourceIdentity: opened.identity, timeline: timeline)
+        job.mark(.written)
+        job.rendered = RenderedImage(data: body, document: kind, sourceFormat: job.format, sourceIdentity: job.opened.identity,
+                                     timeline: job.timeline)
     }
 
     /// The source decoded small for the placeholders: sRGB, oriented, at most `placeholderSide` a side.
     struct PlaceholderImage {
         var pixels: PixelBuffer
-    }
-
-    func smallImage(format: ImageFormat, data: [UInt8], header: ImageHeader, source: CacheKey?) throws -> PlaceholderImage {
-        func ofSource<T>(_ body: () throws -> T) throws -> T { try ImagePipeline.ofSource(source, body) }
-        let side = Self.placeholderSide
-        let plan = ImageRequest(sourcePath: "", operations: [.resize(ResizeOptions(width: side, height: side, mode: .fit))],
-                                output: OutputOptions(format: .format(.png)))
-        let decodeLimits = limits.decodeLimits
-        try ofSource { try decodeLimits.check(header) }
-        try checkBudget(plan, format: format, data: data, header: header, accepted: .sourceOnly)
-        let options = DecodeOptions(minimumSize: ImagePipeline.minimumDecodeSize(for: plan, header: header), limits: decodeLimits)
-        let decoder = stages.decoders.decoder(for: format)
-        let decoded = try ofSource {
-            try decodeMarked(source) {
-                try observer?.enter(.decode)
-                return try decoder.decode(data, options: options)
-            }
-        }
-        var image = decoded.buffer
-        if let profile = decoded.iccProfile { image = stages.colorConverter.convertToSRGB(image, profile: profile) }
-        if header.orientation != 1 { image = stages.orienter.orient(image, exifOrientation: header.orientation) }
-        if image.width > side || image.height > side {
-            try observer?.enter(.process, detail: "resize")
-            let context = ProcessingContext(logicalSize: image.size, maxOutputPixels: limits.maxOutputPixels)
-            image = try stages.processors.processor(for: plan.operations[0]).process(image, context: context)
-        }
-        return PlaceholderImage(pixels: image)
     }
 
     /// `placeholders` of `f:json`: dominant colour, BlurHash, ThumbHash and the LQIP data URL.

@@ -177,7 +177,7 @@ let package = Package(
         .testTarget(name: "KilnModelTests", dependencies: ["KilnModel"]),
         .testTarget(name: "KilnCodecsTests", dependencies: ["KilnCodecs", "KilnModel", "CLcms2", "KilnTestBytes", "KilnFuzzProbes"]),
         // KilnCodecs: the resampler's fidelity tests decode the shared photos.
-        .testTarget(name: "KilnProcessingTests", dependencies: ["KilnProcessing", "KilnCodecs", "KilnModel", "KilnFuzzProbes"]),
+        .testTarget(name: "KilnProcessingTests", dependencies: ["KilnProcessing", "KilnCodecs", "KilnModel", "KilnFuzzProbes", "CKilnResample"]),
         // Golden/: the digests and the source files of GoldenDigestTests, read by path.
         .testTarget(name: "KilnPipelineTests", dependencies: ["KilnPipeline", "KilnCodecs", "KilnProcessing", "KilnModel", "KilnHTTP",
                                                              "KilnTestSupport", "KilnTestBytes"],

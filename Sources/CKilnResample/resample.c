@@ -147,19 +147,23 @@ void kr_store_portable(const kr_context *k, const int32_t *acc, uint8_t *dst) {
 // ---- driver ----------------------------------------------------------------------------------
 
 static int valid_axis(const kiln_resample_axis *a, int32_t source_length) {
-    if (!a || a->count <= 0 || a->taps <= 0 || a->taps > source_length || !a->starts || !a->weights)
+    if (!a || a->count <= 0 || a->count > KILN_RESAMPLE_MAX_SIDE || a->taps <= 0 || a->taps > source_length
+        || !a->starts || !a->weights)
         return 0;
     int32_t previous = 0;
     for (int32_t i = 0; i < a->count; i++) {
         int32_t s = a->starts[i];
         if (s < previous || s > source_length - a->taps) return 0;
         previous = s;
-        // Bounded weights keep every int32 sum in range: |x| <= 32767, sum |w| <= 4.0.
+        // Bounded weights keep every int32 sum in range, rounding included: |x| <= 32767 and
+        // sum |w| <= KILN_RESAMPLE_MAX_WEIGHT_SUM (2.0) give |sum| <= 2^30 - 2^15, and the
+        // largest rounding term added to it is 2^19. (At 4.0 the sum itself would reach
+        // 2^31 - 2^16 and its rounding overflow.) Real kernels stay below 1.3.
         int32_t magnitude = 0;
         for (int32_t t = 0; t < a->taps; t++) {
             int32_t w = a->weights[(size_t)i * a->taps + t];
             magnitude += w < 0 ? -w : w;
-            if (magnitude > (4 << KILN_RESAMPLE_WEIGHT_BITS)) return 0;
+            if (magnitude > KILN_RESAMPLE_MAX_WEIGHT_SUM) return 0;
         }
     }
     return 1;
@@ -169,6 +173,7 @@ int kiln_resample_u8(const uint8_t *src, int32_t src_width, int32_t src_height, 
                      int32_t alpha, const kiln_resample_axis *horizontal,
                      const kiln_resample_axis *vertical, uint8_t *dst, int32_t path) {
     if (!src || !dst || src_width <= 0 || src_height <= 0) return -1;
+    if (src_width > KILN_RESAMPLE_MAX_SIDE || src_height > KILN_RESAMPLE_MAX_SIDE) return -1;
     if (channels != 3 && channels != 4) return -1;
     if (alpha != KILN_RESAMPLE_ALPHA_NONE && channels != 4) return -1;
     if (!valid_axis(horizontal, src_width) || !valid_axis(vertical, src_height)) return -1;

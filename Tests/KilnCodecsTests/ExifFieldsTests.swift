@@ -51,6 +51,17 @@ import Testing
         _ = ExifFields.read(corrupted)
     }
 
+    @Test func onlyPossibleDatesAreKept() {
+        for good in ["2019:06:07 08:09:10", "2024:02:29 23:59:60", "1800:01:01 00:00:00", "2000:02:29 12:00:00"] {
+            #expect(ExifFields.possibleDate(good) == good)
+        }
+        for bad in ["9999:99:99 99:99:99", "    :  :     :  :  ", "2023:02:29 12:00:00", "1900:02:29 12:00:00", "2019:04:31 08:09:10",
+                    "2019:13:07 08:09:10", "2019:06:07 24:00:00", "2019:06:07 08:60:10", "1799:12:31 23:59:59", "2019-06-07 08:09:10",
+                    "2019:06:07T08:09:10", "2019:06:07 08:09:1", "２019:06:07 08:09:10", ""] {
+            #expect(ExifFields.possibleDate(bad) == nil, "\(bad)")
+        }
+    }
+
     @Test func iccDescriptions() {
         // A v2 'desc' tag: header (128), tag count 1, the entry, then the tag.
         var profile = [UInt8](repeating: 0, count: 128) + [0, 0, 0, 1] + Array("desc".utf8) + [0, 0, 0, 144, 0, 0, 0, 26]

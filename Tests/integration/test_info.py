@@ -173,6 +173,30 @@ def test_json_gps_when_enabled(make_stack, root, camera_jpeg):
     assert doc["exif"]["gps"]["longitude"] == pytest.approx(lon, abs=1e-6)
 
 
+def test_json_drops_impossible_gps_values_and_dates(make_stack, root):
+    """A hostile EXIF block: a longitude of -4367743129.72, minutes of 75, an altitude of 3e9 m
+    and a date of 9999-99-99. f:json drops each impossible value (with GPS reporting on) and keeps
+    the possible latitude."""
+    name = "info_hostile_exif.jpg"
+    exif = Image.Exif()
+    exif[0x0132] = "2020:01:02 03:04:05"
+    exif.get_ifd(0x8769)[0x9003] = "9999:99:99 99:99:99"
+    gps = exif.get_ifd(0x8825)
+    gps[1], gps[2] = "N", (IFDRational(12, 1), IFDRational(30, 1), IFDRational(0, 1))
+    gps[3], gps[4] = "W", (IFDRational(4367743129, 1), IFDRational(43, 1), IFDRational(12, 1))
+    gps[5], gps[6] = 0, IFDRational(3_000_000_000, 1)
+    Image.open(CORPUS / "skimage_rocket.jpg").convert("RGB").save(root / name, quality=80, exif=exif)
+    stack = make_stack(workers=1, extra_args=["--set", "output.info_gps=true"])
+    e = info(stack.client(), f"/f:json/{name}")["exif"]
+    assert "date_taken" not in e, e
+    assert e["gps"]["latitude"] == pytest.approx(12.5), e
+    assert "longitude" not in e["gps"] and "altitude" not in e["gps"], e
+    # Minutes of 60 or more are no position either.
+    gps[3], gps[4] = "E", (IFDRational(10, 1), IFDRational(75, 1), IFDRational(0, 1))
+    Image.open(CORPUS / "skimage_rocket.jpg").convert("RGB").save(root / "info_minutes.jpg", quality=80, exif=exif)
+    assert "longitude" not in info(stack.client(), "/f:json/info_minutes.jpg")["exif"]["gps"]
+
+
 def test_json_animated_gif_and_webp(client, root):
     frames = [Image.new("RGB", (40, 30), c) for c in ((255, 0, 0), (0, 255, 0), (0, 0, 255))]
     frames[0].save(root / "info_anim.gif", save_all=True, append_images=frames[1:], duration=[100, 200, 300], loop=0)

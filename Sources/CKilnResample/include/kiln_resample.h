@@ -18,6 +18,14 @@
 
 #define KILN_RESAMPLE_WEIGHT_BITS 14
 
+/// The most a row of weights may add up to in absolute value: 2.0, which keeps every int32
+/// sum and its rounding in range.
+#define KILN_RESAMPLE_MAX_WEIGHT_SUM (2 << KILN_RESAMPLE_WEIGHT_BITS)
+
+/// The longest side, source or output, `kiln_resample_u8` takes (16,777,216 pixels): every
+/// int offset and row length it computes stays in range.
+#define KILN_RESAMPLE_MAX_SIDE (1 << 24)
+
 /// What `kiln_resample_u8` runs.
 enum {
     KILN_RESAMPLE_AUTO = 0,      ///< AVX2 where the CPU has it, else portable (the same bytes)
@@ -44,7 +52,8 @@ typedef struct {
 
 /// Resamples a tightly packed `src_width` x `src_height` image of `channels` (3 or 4) bytes a
 /// pixel into `dst` (horizontal->count x vertical->count pixels, tightly packed).
-/// Weights of a row may add up to at most 4.0 in absolute value.
+/// Weights of a row may add up to at most 2.0 in absolute value (KILN_RESAMPLE_MAX_WEIGHT_SUM),
+/// and no side may exceed KILN_RESAMPLE_MAX_SIDE.
 /// Returns the path that ran (KILN_RESAMPLE_PORTABLE or KILN_RESAMPLE_AVX2), or -1 for bad
 /// arguments, -2 when scratch memory could not be allocated.
 int kiln_resample_u8(const uint8_t *src, int32_t src_width, int32_t src_height, int32_t channels,

@@ -53,12 +53,12 @@ public struct ExifFields: Sendable, Equatable {
             fields.iso = exif[0x8827].flatMap(reader.integer)
             fields.focalLength = exif[0x920A].flatMap { reader.rationals($0).first }.map(Self.value)
         }
-        fields.dateTaken = fields.dateTaken ?? modified
+        fields.dateTaken = (fields.dateTaken ?? modified).flatMap(Self.possibleDate)
         if let pointer = main[0x8825].flatMap(reader.integer) {
             let gps = reader.entries(at: pointer)
-            fields.latitude = degrees(reader, gps[0x0002], ref: reader.ascii(gps[0x0001]), negative: "S")
-            fields.longitude = degrees(reader, gps[0x0004], ref: reader.ascii(gps[0x0003]), negative: "W")
-            if let alt = gps[0x0006].flatMap({ reader.rationals($0).first }).map(Self.value) {
+            fields.latitude = degrees(reader, gps[0x0002], ref: reader.ascii(gps[0x0001]), negative: "S", limit: 90)
+            fields.longitude = degrees(reader, gps[0x0004], ref: reader.ascii(gps[0x0003]), negative: "W", limit: 180)
+            if let alt = gps[0x0006].flatMap({ reader.rationals($0).first }).map(Self.value), alt <= Self.maximumAltitude {
                 fields.altitude = gps[0x0005].flatMap(reader.integer) == 1 ? -alt : alt
             }
         }
@@ -72,12 +72,44 @@ public struct ExifFields: Sendable, Equatable {
         r.denominator == 0 ? 0 : Double(r.numerator) / Double(r.denominator)
     }
 
-    static func degrees(_ reader: TIFFReader, _ entry: TIFFReader.Entry?, ref: String?, negative: String) -> Double? {
+    /// Metres above (or below) sea level beyond which an altitude is not a camera's: 100 km, the
+    /// edge of space (the deepest trench is 11 km).
+    static let maximumAltitude = 100_000.0
+
+    /// Degrees, minutes and seconds as signed degrees; nil for an impossible position: minutes or
+    /// seconds of 60 or more, or beyond `limit` degrees (90 for a latitude, 180 for a longitude).
+    static func degrees(_ reader: TIFFReader, _ entry: TIFFReader.Entry?, ref: String?, negative: String, limit: Double) -> Double? {
         guard let entry else { return nil }
         let parts = reader.rationals(entry)
         guard parts.count == 3, parts.allSatisfy({ $0.denominator != 0 }) else { return nil }
-        let d = value(parts[0]) + value(parts[1]) / 60 + value(parts[2]) / 3600
+        let minutes = value(parts[1]), seconds = value(parts[2])
+        guard minutes < 60, seconds < 60 else { return nil }
+        let d = value(parts[0]) + minutes / 60 + seconds / 3600
+        guard d <= limit else { return nil }
         return ref == negative ? -d : d
+    }
+
+    /// `date` when it is a possible "YYYY:MM:DD HH:MM:SS" (EXIF's spelling; a year from 1800, a
+    /// real day of the month, a leap second allowed); nil for anything else, such as
+    /// "9999:99:99 99:99:99" or the blanks EXIF writes for an unknown date.
+    public static func possibleDate(_ date: String) -> String? {
+        let c = Array(date.utf8)
+        guard c.count == 19, c[4] == UInt8(ascii: ":"), c[7] == UInt8(ascii: ":"), c[10] == UInt8(ascii: " "),
+              c[13] == UInt8(ascii: ":"), c[16] == UInt8(ascii: ":") else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            var n = 0
+            for i in range {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c[i]) else { return nil }
+                n = n * 10 + Int(c[i] - UInt8(ascii: "0"))
+            }
+            return n
+        }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), let hour = number(11..<13),
+              let minute = number(14..<16), let second = number(17..<19),
+              year >= 1800, (1...12).contains(month), hour < 24, minute < 60, second <= 60 else { return nil }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        return (1...days).contains(day) ? date : nil
     }
 }
 

@@ -125,11 +125,11 @@ extension ImagePipeline {
         return fields
     }
 
-    /// EXIF's "YYYY:MM:DD HH:MM:SS" as "YYYY-MM-DDTHH:MM:SS" (no zone: EXIF stores local time);
-    /// any other spelling as stored.
+    /// EXIF's "YYYY:MM:DD HH:MM:SS" as "YYYY-MM-DDTHH:MM:SS" (no zone: EXIF stores local time).
+    /// `ExifFields` keeps possible dates only (`ExifFields.possibleDate`).
     static func isoDate(_ exif: String) -> String {
         var chars = Array(exif)
-        guard chars.count == 19, chars[4] == ":", chars[7] == ":", chars[10] == " " else { return exif }
+        guard chars.count == 19 else { return exif }
         chars[4] = "-"
         chars[7] = "-"
         chars[10] = "T"

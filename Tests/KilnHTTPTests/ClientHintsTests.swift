@@ -111,6 +111,29 @@ import Testing
         #expect(try vary("/ch:1/dpr:2/a.jpg", http: ect) == ["Save-Data", "ECT"])
     }
 
+    /// Save-Data lowers a quality: an answer without one (PNG, GIF, lossless, a document) does not
+    /// vary on it, so the edge keeps one object for it.
+    @Test func saveDataVariesOnlyAnswersWithAQuality() throws {
+        let r = try parser.parse("/ch:1/dpr:2/w:100/a.png", hints: hints([:], http: http))
+        var ect = HTTPConfiguration()
+        ect.saveDataECT = true
+        for format in [ImageFormat.jpeg, .webp, .avif] {
+            #expect(ClientHints.varyNames(r.hintUse, http: ect, answered: format) == ["Save-Data", "ECT"])
+            #expect(ClientHints.varyNames(r.hintUse, http: ect, answered: format, lossless: true) == [])
+        }
+        for format in [ImageFormat.png, .gif, nil] {
+            #expect(ClientHints.varyNames(r.hintUse, http: ect, answered: format) == [], "\(String(describing: format))")
+        }
+        // A URL that fixes a format without quality, or lossless, takes no Save-Data quality at all.
+        for path in ["/ch:1/dpr:1/f:png/a.jpg", "/ch:1/dpr:1/f:webp/ll:1/a.jpg"] {
+            #expect(try canonical(path, ["save-data": "on"]) == canonical(path, [:]), "\(path)")
+        }
+        #expect(try canonical("/ch:1/dpr:1/f:webp/a.jpg", ["save-data": "on"]).contains("q:50"))
+        // The width hints stay whatever the format: they change the size.
+        let auto = try parser.parse("/w:auto/a.png", hints: hints([:], http: http))
+        #expect(ClientHints.varyNames(auto.hintUse, http: http, answered: .png).contains("Sec-CH-Width"))
+    }
+
     @Test func signedURLsDeclareTheOptIn() throws {
         let key = SigningKey(key: Array(repeating: 0x42, count: 32), salt: Array(repeating: 0x17, count: 32))
         let gate = RequestGate(signature: URLSignature(keys: [key], allowUnsigned: false), parser: parser)

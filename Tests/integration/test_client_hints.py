@@ -138,3 +138,21 @@ def test_settings_buckets_default_ect_and_scope(make_stack):
     assert vary(plain) == ["Save-Data", "ECT"], plain.describe()
     assert slow.header("etag") == native.header("etag") != plain.header("etag")
     assert len(slow.body) < len(plain.body)
+
+
+@pytest.mark.parametrize("path,varies", [
+    (f"/ch:1/dpr:1/w:300/{IMG}", True),                  # a JPEG answer: Save-Data lowers its quality
+    (f"/ch:1/dpr:1/w:300/f:webp/{IMG}", True),
+    (f"/ch:1/dpr:1/w:300/f:png/{IMG}", False),           # PNG has no quality
+    (f"/ch:1/dpr:1/w:300/f:webp/ll:1/{IMG}", False),     # nor has lossless WebP
+    ("/ch:1/dpr:1/w:300/alpha_1920x1080.png", False),    # a PNG source answered as PNG
+])
+def test_save_data_is_in_vary_only_where_it_can_change_the_answer(client, path, varies):
+    """Save-Data is only in Vary for answers a quality changes: a PNG or lossless answer keeps one
+    edge object whatever the client saves (issue 36 §2); the answer really is the same."""
+    normal = client.get(path)
+    saving = client.get(path, headers={"Save-Data": "on"})
+    assert normal.status == saving.status == 200
+    assert ("Save-Data" in vary(normal)) == varies and vary(normal) == vary(saving), normal.describe()
+    if not varies:
+        assert normal.body == saving.body

@@ -167,7 +167,8 @@ public final class ImageHandler: RequestHandling {
             (HeaderName.lastModified, HTTPDate.format(secondsSinceEpoch: image.sourceModified)),
             (HeaderName.xCache, image.outcome.headerValue),
         ]
-        let vary = (varies(imageRequest) ? [HeaderName.accept] : []) + ClientHints.varyNames(imageRequest.hintUse, http: http)
+        let hints = ClientHints.varyNames(imageRequest.hintUse, http: http, answered: image.format, lossless: imageRequest.output.lossless)
+        let vary = (varies(imageRequest) ? [HeaderName.accept] : []) + hints
         if !vary.isEmpty { headers.append((HeaderName.vary, vary.joined(separator: ", "))) }
         if let fits = image.fitsByteBudget { headers.append((HeaderName.kilnMaxBytes, fits ? "fit" : "exceeded")) }
         // The requested source's tags, on fallbacks too (`SurrogateKeys`).

@@ -18,7 +18,8 @@ import KilnModel
 ///
 /// Values that are not numbers in the grammar (`1e9`, `-1`, `abc`, `0`) are ignored, as if the
 /// hint was not sent: an absurd hint lands on the default, never on a key of its own. `Vary`
-/// (`varyNames`) is a function of the URL alone, listing every hint the URL consults, so a
+/// (`varyNames`) is a function of the URL and the answer's format alone (itself fixed by the URL
+/// and the `Accept` class), listing every hint the URL consults that can change the answer, so a
 /// shared cache keeps one answer per hint value for every client, hinted or not.
 public struct ClientHints: DeviceHintResolving, Equatable {
     /// Device pixels of the image's slot (`Sec-CH-Width`), if a usable number was sent.
@@ -89,14 +90,18 @@ public struct ClientHints: DeviceHintResolving, Equatable {
     }
 
     /// The `Vary` names for a URL: the hints it consults (Sec-CH- and legacy names), whatever
-    /// this request sent.
-    public static func varyNames(_ use: DeviceHintUse, http: HTTPConfiguration) -> [String] {
+    /// this request sent. `answered`: the format of the answer (nil: a document), and whether it
+    /// is lossless: Save-Data (and ECT) only when a quality can change it (`ImageFormat.hasQuality`),
+    /// so a PNG or lossless answer keeps one object per URL at the edge. For one URL and one
+    /// `Accept` class the answer's format is always the same, so `Vary` stays a function of both.
+    public static func varyNames(_ use: DeviceHintUse, http: HTTPConfiguration, answered: ImageFormat? = .jpeg,
+                                 lossless: Bool = false) -> [String] {
         var names: [String] = []
         if use.width {
             names += [HeaderName.Hint.width, HeaderName.Hint.viewportWidth, HeaderName.Hint.legacyWidth, HeaderName.Hint.legacyViewportWidth]
         }
         if use.enabled && use.dpr { names += [HeaderName.Hint.dpr, HeaderName.Hint.legacyDPR] }
-        if saveDataApplies(use, http.saveData) {
+        if saveDataApplies(use, http.saveData), answered?.hasQuality(lossless: lossless) ?? false {
             names.append(HeaderName.Hint.saveData)
             if http.saveDataECT { names.append(HeaderName.Hint.ect) }
         }

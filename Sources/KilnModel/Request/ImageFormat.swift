@@ -54,6 +54,12 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     /// Whether Kiln writes animations in this format (animated WebP).
     public var supportsAnimation: Bool { self == .webp }
 
+    /// Whether a quality changes what this format writes (JPEG, WebP, AVIF; never losslessly):
+    /// what `q:`, `max_bytes` and Save-Data can lower.
+    public func hasQuality(lossless: Bool) -> Bool {
+        !lossless && (self == .jpeg || self == .webp || self == .avif)
+    }
+
     /// The largest width and height the format can store: WebP's 14-bit dimensions (16383),
     /// JPEG's 16-bit ones (65535), PNG's 31-bit ones, AVIF's 16384 (the largest size libavif 0.11
     /// with libaom 3.6 encodes as one AV1 frame here; see `AVIFEncoder`), HEIC's 16384 (input only). Checked before encoding (and before

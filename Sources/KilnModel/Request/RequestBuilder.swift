@@ -134,10 +134,14 @@ struct RequestBuilder {
     }
 
     /// What this URL leaves to the device (before any answer).
+    /// What the device may decide for this URL. Save-Data lowers a quality: not for a document, a
+    /// URL with its own `q:`, a lossless one or one whose fixed format has no quality (`f:png`).
     func hintUse(_ output: OutputOptions) -> DeviceHintUse {
         let enabled = clientHints || autoWidth
+        let fixed: ImageFormat? = if case .format(let format) = output.format { format } else { nil }
+        let qualityMatters = fixed?.hasQuality(lossless: output.lossless) ?? !output.lossless
         var use = DeviceHintUse(enabled: enabled, width: autoWidth, dpr: enabled && !dprGiven,
-                                quality: output.quality == nil && output.document == nil,
+                                quality: output.quality == nil && output.document == nil && qualityMatters,
                                 autoFormat: output.format == .auto)
         use.urlDPR = dpr
         return use

@@ -11,7 +11,10 @@ import KilnModel
 /// has not moved when the other keeps moving, `lean`), at most `maximumEncodes` encodes in all.
 /// The answer is the highest quality found that fits; when the encodes run out first, the lowest
 /// quality found too large is `ByteBudgetResult.over`. Every encode is planned in the request's
-/// work budget (`RequestCost`: the encode step counts `maximumEncodes` times).
+/// work budget (`RequestCost`: the encode step counts `maximumEncodes` times). Under a render
+/// deadline (`limits.render_timeout`) the search starts no encode that would not end before it
+/// (`RenderCoordinator.fitsBeforeDeadline`, expecting the longest encode so far): it answers the
+/// best result found so far, marked `deadline` (`ByteBudgetResult.cutShort`).
 ///
 /// Other outputs (PNG, lossless, what `f:auto` or the source's format resolves to at render time)
 /// are encoded once and marked by whether they fit; an explicit `f:png` or `lossless:1` with
@@ -31,7 +34,7 @@ public enum ByteBudget {
 
     /// Whether `format` (with `lossless`) has a quality the search can lower.
     public static func searches(_ format: ImageFormat, lossless: Bool) -> Bool {
-        !lossless && (format == .jpeg || format == .webp || format == .avif)
+        format.hasQuality(lossless: lossless)
     }
 }
 
@@ -47,6 +50,8 @@ public struct ByteBudgetResult: Sendable, Equatable {
     public var over: Int?
     /// The budget, nil when the request has none.
     public var budget: Int?
+    /// True when the render deadline stopped the search before it ended.
+    public var cutShort = false
 
     /// True when the answer is over the budget (even the lowest quality did not fit).
     public var exceeded: Bool { budget.map { data.count > $0 } ?? false }
@@ -58,6 +63,7 @@ public struct ByteBudgetResult: Sendable, Equatable {
         if let quality { parts.append("q=\(quality)") }
         if let over { parts.append("over=\(over)") }
         if exceeded { parts.append("exceeded") }
+        if cutShort { parts.append("deadline") }
         return parts.joined(separator: " ")
     }
 }
@@ -67,13 +73,18 @@ extension ImagePipeline {
     func encode(_ image: PixelBuffer, options: EncodeOptions, budget: Int?) throws -> ByteBudgetResult {
         let encoder = stages.encoders.encoder(for: options.format)
         var encodes = 0
+        var longest = 0.0   // ms, the longest encode so far
         func encode(quality: Int) throws -> [UInt8] {
             encodes += 1
             var o = options
             o.quality = quality
             if encodes > 1 { try observer?.enter(.encode, detail: "q \(quality)") }
+            let started = Timeline.now()
+            defer { longest = max(longest, Double(Timeline.now() - started) / 1_000_000) }
             return try encoder.encode(image, options: o)
         }
+        /// Whether one more encode ends before the render deadline.
+        func anotherFits() -> Bool { cache?.fitsBeforeDeadline(milliseconds: longest) ?? true }
         guard let budget, ByteBudget.searches(options.format, lossless: options.lossless) else {
             let data = try encoder.encode(image, options: options)
             return ByteBudgetResult(data: data, quality: nil, encodes: 1, over: nil, budget: budget)
@@ -83,6 +94,11 @@ extension ImagePipeline {
         if first.count <= budget || start <= ByteBudget.minimumQuality {
             return ByteBudgetResult(data: first, quality: start, encodes: encodes,
                                     over: first.count > budget ? start : nil, budget: budget)
+        }
+        guard anotherFits() else {
+            var result = ByteBudgetResult(data: first, quality: start, encodes: encodes, over: start, budget: budget)
+            result.cutShort = true
+            return result
         }
         let floor = try encode(quality: ByteBudget.minimumQuality)
         if floor.count > budget {
@@ -95,7 +111,12 @@ extension ImagePipeline {
         var hi = start, hiSize = first.count
         // The end that moved last (+1 lo, -1 hi) and how many times in a row.
         var side = 0, streak = 0
+        var cutShort = false
         while hi - lo > 1 && encodes < ByteBudget.maximumEncodes {
+            guard anotherFits() else {
+                cutShort = true
+                break
+            }
             let a = log(Double(max(1, loData.count))), b = log(Double(hiSize)), target = log(Double(budget))
             var estimate = Double(lo) + Double(hi - lo) * (b > a ? (target - a) / (b - a) : 0.5)
             // Illinois-style: when one end keeps moving, lean towards the other.
@@ -113,6 +134,8 @@ extension ImagePipeline {
                 side = -1
             }
         }
-        return ByteBudgetResult(data: loData, quality: lo, encodes: encodes, over: hi, budget: budget)
+        var result = ByteBudgetResult(data: loData, quality: lo, encodes: encodes, over: hi, budget: budget)
+        result.cutShort = cutShort
+        return result
     }
 }

@@ -57,7 +57,8 @@ extension ImagePipeline {
     /// size is checked after encoding).
     func checkBudget(_ request: ImageRequest, format: ImageFormat, data: [UInt8], header: ImageHeader,
                      accepted: FormatNegotiation) throws(BudgetExcess) {
-        let cost = RequestCost.plan(request, format: format, data: data, header: header, accepted: accepted, output: output)
+        let cost = RequestCost.plan(request, format: format, data: data, header: header, accepted: accepted, output: output,
+                                    marks: stages.watermarks)
         if cost.peakBytes > limits.maxRequestMemory {
             throw .memory(needed: cost.peakBytes, limit: limits.maxRequestMemory, step: cost.peakStep?.name ?? "decode")
         }

@@ -17,9 +17,9 @@ import KilnProcessing
 /// | resize | input + output + the ring of `taps` float rows + the weight tables |
 /// | blur | input + output + a float strip and its scratch (`FloatStrips`: vertical strips of at most 16 MiB of floats plus the halo) |
 /// | sharpen | input + output + a float strip, its unblurred copy and the blur's scratch |
-/// | watermark | input + output + the watermark resized for `scale` (bounded by an RGBA buffer of the output's size) |
+/// | watermark | input + output + the watermark resized for `scale` from its own pixels (and the resize's scratch) |
 /// | trim | input + output; work: a scan and a copy (2 passes, the worst case) |
-/// | encode | input + the encoder's working set and output (`encoderBytesPerPixel`); `max_bytes` counts the work `ByteBudget.maximumEncodes` times |
+/// | encode | input + the encoder's working set and output (`EncoderCost`, by format, quality and effort); `max_bytes` counts the work `ByteBudget.maximumEncodes` times |
 ///
 /// Calibrated with peak RSS of `kiln process` (release build, minus the 27 MB of a process that
 /// renders a tiny thumbnail) on the 12 MP bench photo (36 MB RGB): `bl:5` 99 MB (model 106; 313 MB
@@ -30,7 +30,8 @@ import KilnProcessing
 /// Work is counted in megapixel-passes: one pass of a simple 8-bit operation (a copy, a colour
 /// matrix) over one million pixels, about 10 ms on the reference machine. A step's weight is its
 /// measured time per megapixel in those units (blur 5, sharpen 8, PNG encode 40, lossless WebP
-/// encode 150; a resize counts its multiply-adds, 20 million to the unit).
+/// encode 150, AVIF and lossy WebP by quality and effort: `EncoderCost`; a resize counts its
+/// multiply-adds, 20 million to the unit).
 public struct RequestCost: Sendable, Equatable {
     /// One step of the plan.
     public struct Step: Sendable, Equatable {
@@ -50,37 +51,11 @@ public struct RequestCost: Sendable, Equatable {
     /// The sum of the steps' work.
     public var work: Double { steps.reduce(0) { $0 + $1.work } }
 
-    /// Encoder working set per output pixel, output bytes included (measured; see above).
-    static func encoderBytesPerPixel(_ format: ImageFormat, lossless: Bool, channels: Int) -> Double {
-        switch format {
-        case .jpeg: 1
-        case .png, .gif: 1.5 * Double(channels)
-        case .webp: lossless ? 30 : (channels == 4 ? 4 : 3)
-        // libavif's YUV planes and libaom's frame buffers and state: `f:avif` of the 12 MP bench
-        // photo peaks at 293 MB RSS (JPEG's 36 MB buffer + ~19 B/px), so 20; at the default
-        // `limits.max_request_memory` (256 MiB) a full-size 12 MP AVIF is refused, 8 MP is not.
-        case .avif: 20
-        case .heic: 0   // never an output
-        }
-    }
-
-    /// Encoder work per output megapixel.
-    /// AVIF: 13 at speed 9 and 10 (1080p bench photo: 260 ms vs WebP's 237 ms), about 2.3× at 8,
-    /// 4× at 7, 8× at 6 (`AVIFEncoder`), 20× below.
-    static func encoderWork(_ format: ImageFormat, lossless: Bool, avifSpeed: Int = 9) -> Double {
-        switch format {
-        case .jpeg: 1.7
-        case .png, .gif: 40
-        case .webp: lossless ? 150 : 11
-        case .avif: 13 * (avifSpeed >= 9 ? 1 : avifSpeed == 8 ? 2.3 : avifSpeed == 7 ? 4 : avifSpeed == 6 ? 8 : 20) * (lossless ? 3 : 1)
-        case .heic: 0
-        }
-    }
-
     /// Plans `request` for a source of `format` whose bytes are `data` and header `header`
     /// (orientation already cleared when the request does not autorotate); `accept` picks `f:auto`.
     public static func plan(_ request: ImageRequest, format: ImageFormat, data: [UInt8], header: ImageHeader,
-                            accepted: FormatNegotiation, output: OutputConfiguration) -> RequestCost {
+                            accepted: FormatNegotiation, output: OutputConfiguration,
+                            marks: WatermarkLibrary = WatermarkLibrary()) -> RequestCost {
         var cost = RequestCost()
         let minimum = ImagePipeline.minimumDecodeSize(for: request, header: header)
         let (decoding, decode) = RequestCost.decodeStep(format: format, data: data, header: header, minimum: minimum)
@@ -123,9 +98,18 @@ public struct RequestCost: Sendable, Equatable {
                 cost.add(name, 2 * bytes, 2 * mp)
             case .watermark(let w):
                 // The blend is float math per covered pixel (a tile covers them all, one mark at
-                // most all of them); a `scale` resamples the mark, at most the output's size in RGBA.
-                let scaled = w.scale > 0 ? 4 * outSize.width * outSize.height : 0
-                cost.add(name, bytes + outBytes + scaled, 3 * outMP + (w.scale > 0 ? outMP : 0))
+                // most all of them); a `scale` resamples the mark from its own pixels (per frame of
+                // an animation: the animation's plan counts this step once a frame), at most to the
+                // output's size in RGBA.
+                var scaled = 0, resample = 0.0
+                if w.scale > 0 {
+                    let source = marks[w.name]?.pixels.size ?? outSize
+                    let drawn = Watermark.drawnSize(of: source, scale: w.scale, canvas: outSize)
+                    let (scratch, macs) = resizeScratch(input: source, output: drawn, channels: 4)
+                    scaled = 4 * drawn.width * drawn.height + scratch
+                    resample = Double(macs) / 20e6 + megapixels(drawn)
+                }
+                cost.add(name, bytes + outBytes + scaled, 3 * outMP + resample)
             case .crop, .pad, .circle, .rounded, .grayscale, .sepia, .tint, .brightness, .contrast, .saturation,
                  .rotate, .flip, .custom:
                 // One pass over input and output: the option's declared weight (`OptionDeclaration.work`;
@@ -147,12 +131,13 @@ public struct RequestCost: Sendable, Equatable {
             bytes = bytes / 4 * 3
         }
         let lossless = request.output.lossless
-        let working = encoderBytesPerPixel(outputFormat, lossless: lossless, channels: channels) * Double(size.width * size.height)
+        let encoding = output.encodeOptions(format: outputFormat, request: request.output)
+        let working = EncoderCost.bytesPerPixel(encoding, channels: channels) * Double(size.width * size.height)
         // max_bytes: up to `ByteBudget.maximumEncodes` encodes, one at a time (`ByteBudget`).
         let encodes = request.output.maxBytes != nil && ByteBudget.searches(outputFormat, lossless: lossless)
             ? ByteBudget.maximumEncodes : 1
         cost.add("encode \(outputFormat.displayName)" + (encodes > 1 ? " x\(encodes) (max_bytes)" : ""), bytes + Int(working),
-                 Double(encodes) * encoderWork(outputFormat, lossless: lossless, avifSpeed: output.avifSpeed) * megapixels(size))
+                 Double(encodes) * EncoderCost.work(encoding) * megapixels(size))
         return cost
     }
 

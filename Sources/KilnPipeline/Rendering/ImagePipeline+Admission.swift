@@ -90,7 +90,8 @@ extension ImagePipeline {
         // The frame count lets the decode plan count an animation decoder's canvases.
         var planHeader = still
         planHeader.frameCount = info.frameCount
-        let perFrame = RequestCost.plan(planned, format: job.format, data: job.data, header: planHeader, accepted: job.accepted, output: output)
+        let perFrame = RequestCost.plan(planned, format: job.format, data: job.data, header: planHeader, accepted: job.accepted,
+                                        output: output, marks: stages.watermarks)
         let decodeWork = perFrame.steps.first?.work ?? 0
         if animate, let excess = animationExcess(info, perFrameWork: perFrame.work) {
             guard limits.animationOverLimit == .first_frame else { throw excess }

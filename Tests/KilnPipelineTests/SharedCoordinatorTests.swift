@@ -17,8 +17,11 @@ import KilnModel
         /// Runs inside `lookUp` (to look at the world while the lookup happens).
         var during: (() -> Void)?
 
+        var looked: [CacheKey] = []
+
         func lookUp(_ key: CacheKey) -> SharedLookup {
             events.append("lookUp")
+            looked.append(key)
             during?()
             return answer
         }
@@ -72,6 +75,31 @@ import KilnModel
         // After the answer: written, and told to the observer.
         #expect(c.flushShared(observer: ears) == [.written(500)])
         #expect(ears.writes == [.written(500)] && shared.events.last == "flush")
+    }
+
+    /// Two versions of a file with the same size and mtime (an edit by `exiftool -P`, `rsync -t`)
+    /// are two names in the store: the key carries the content digest, asked once per fetch and
+    /// only when the store is reached; the local key is unchanged.
+    @Test func theSourceDigestNamesTheSharedObject() throws {
+        let root = F.folder("shared-digest")
+        defer { F.remove(root) }
+        let shared = FakeShared()
+        let key = F.key("w:12")
+        var asked = 0
+        for (i, digest) in ["aa", "bb"].enumerated() {
+            let c = Self.coordinator(i == 0 ? root : nil, shared: shared)
+            _ = try c.fetch(key, sourceDigest: { asked += 1; return digest }) { F.image(300) }
+        }
+        #expect(asked == 2)   // once per fetch, for the lookup and the write alike
+        #expect(shared.looked.count == 2 && shared.enqueued.count == 2)
+        #expect(shared.looked[0].sharedHex == key.sharing(sourceDigest: "aa").sharedHex)
+        #expect(shared.looked[1].sharedHex == key.sharing(sourceDigest: "bb").sharedHex)
+        #expect(shared.looked[0].sharedHex != shared.looked[1].sharedHex && shared.looked[0].sharedHex != key.sharedHex)
+        #expect(shared.enqueued.map { $0.0.sharedHex } == shared.looked.map(\.sharedHex))
+        #expect(shared.looked.allSatisfy { $0.hex == key.hex })
+        // A local hit never asks for the digest.
+        _ = try Self.coordinator(root, shared: shared).fetch(key, sourceDigest: { asked += 1; return "cc" }) { F.image(300) }
+        #expect(asked == 2)
     }
 
     @Test func theLookupHappensUnderTheRenderLock() throws {

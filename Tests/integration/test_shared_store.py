@@ -313,3 +313,82 @@ def test_remote_originals_are_fetched_once_per_fleet(make_stack, weed, tmp_path)
         assert origin.counts[HOPPER] == 2, f"a cut original in the store was used: {origin.counts}"
     finally:
         origin.stop()
+
+
+def test_an_edit_keeping_size_and_mtime_is_not_served_stale(make_stack, weed, root, tmp_path):
+    """Issue 36 §7: a file replaced by one of the same size and mtime (`exiftool -P`, `rsync -t`)
+    is a new object in the store (its key names the content): neither a cold host nor the host that
+    rendered the old version serves the old pixels."""
+    from PIL import Image
+    name, path = "shared_edit.png", "/w:32/f:png/shared_edit.png"
+    versions = {}
+    for colour in ("red", "blue"):
+        f = tmp_path / f"{colour}.png"
+        Image.new("RGB", (64, 48), colour).save(f, compress_level=0)   # stored: the size is the pixels'
+        versions[colour] = f
+    assert versions["red"].stat().st_size == versions["blue"].stat().st_size
+    mtime = 1_700_000_000_123_456_789
+    shutil.copy(versions["red"], root / name)
+    os.utime(root / name, ns=(mtime, mtime))
+    disk = tmp_path / "cache"
+    disk.mkdir()
+    os.chmod(tmp_path, 0o755)
+    first = shared_stack(make_stack, weed, disk, prefix="edits/")
+    r, im = first.client().image(path)
+    assert r.header("X-Cache") == "MISS" and im.convert("RGB").getpixel((5, 5)) == (255, 0, 0)
+    weed.wait_keys("edits/" + source_tag(name) + "/", n=1)
+    # The edit: a new file renamed over the old one, its mtime set back.
+    shutil.copy(versions["blue"], root / "shared_edit.tmp")
+    os.replace(root / "shared_edit.tmp", root / name)
+    os.utime(root / name, ns=(mtime, mtime))
+    cold = shared_stack(make_stack, weed, None, prefix="edits/")
+    for client in (cold.client(), first.client()):
+        r, im = client.image(path)
+        assert r.header("X-Cache") != "HIT-SHARED" and im.convert("RGB").getpixel((5, 5)) == (0, 0, 255), r.describe()
+    os.remove(root / name)
+
+
+def test_with_a_fleet_secret_only_its_signed_objects_are_served(make_stack, weed):
+    """Issue 36 §7: `cache.shared_secret` signs every object; an object planted by someone with
+    write access to the bucket but not the secret (well-formed: its SHA-256, length and digest
+    recomputed) is never served, and neither is one written by a host without the secret."""
+    secret = "a fleet secret of forty characters, long"
+    s = shared_stack(make_stack, weed, None, "--set", "cache.memory_count_limit=0", "--set", f"cache.shared_secret={secret}",
+                     prefix="signed/")
+    client = s.client()
+    path = f"/w:70/q:70/f:jpeg/{SOURCE}"
+    r = client.get(path)
+    assert r.status == 200 and r.header("X-Cache") == "MISS", r.describe()
+    prefix = "signed/" + source_tag(SOURCE) + "/"
+
+    def object_of(answer) -> str:
+        """The key of the object the render of `answer` wrote (writes follow the answer)."""
+        deadline = time.monotonic() + 15
+        while True:
+            for k in weed.keys(prefix):
+                if weed.boto.head_object(Bucket=BUCKET, Key=k)["Metadata"].get("kiln-digest") == answer.header("ETag").strip('"'):
+                    return k
+            assert time.monotonic() < deadline, weed.keys(prefix)
+            time.sleep(0.05)
+
+    key = object_of(r)
+    original = weed.boto.get_object(Bucket=BUCKET, Key=key)
+    meta, body = original["Metadata"], original["Body"].read()
+    assert re.fullmatch("[0-9a-f]{64}", meta.get("kiln-signature", "")), meta
+    assert client.get(path).header("X-Cache") == "HIT-SHARED"
+    planted = (CORPUS / "skimage_rocket.jpg").read_bytes()
+    forged = {**meta, "kiln-sha256": hashlib.sha256(planted).hexdigest(), "kiln-length": str(len(planted)),
+              "kiln-digest": "0" * 32}
+    for what, m in [("a kept signature", forged), ("no signature", {k: v for k, v in forged.items() if k != "kiln-signature"})]:
+        weed.boto.put_object(Bucket=BUCKET, Key=key, Body=planted, Metadata=m, ContentType="image/jpeg")
+        t = client.get(path)
+        assert t.status == 200 and t.header("X-Cache") == "MISS" and t.body == r.body, (what, t.describe())
+    log = s.kiln_log.read_text(errors="replace")
+    assert "not this fleet's" in log or "not signed" in log, log[-2000:]
+    # A host without the secret writes unsigned objects: the signed host re-renders over them.
+    unsigned = shared_stack(make_stack, weed, None, "--set", "cache.memory_count_limit=0", prefix="signed/")
+    other = f"/w:71/q:70/f:jpeg/{SOURCE}"
+    u = unsigned.client().get(other)
+    assert u.header("X-Cache") == "MISS"
+    assert "kiln-signature" not in weed.boto.head_object(Bucket=BUCKET, Key=object_of(u))["Metadata"]
+    assert client.get(other).header("X-Cache") == "MISS"

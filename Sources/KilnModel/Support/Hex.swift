@@ -28,6 +28,29 @@ public enum Hex {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// The bytes of an even number of hex digits (either case), nil for anything else.
+    public static func decode(_ text: String) -> [UInt8]? {
+        func value(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 0x30...0x39: c - 0x30
+            case 0x61...0x66: c - 0x61 + 10
+            case 0x41...0x46: c - 0x41 + 10
+            default: nil
+            }
+        }
+        let chars = Array(text.utf8)
+        guard chars.count % 2 == 0 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(chars.count / 2)
+        var i = 0
+        while i < chars.count {
+            guard let high = value(chars[i]), let low = value(chars[i + 1]) else { return nil }
+            out.append(high << 4 | low)
+            i += 2
+        }
+        return out
+    }
+
     static func encode(_ bytes: some Sequence<UInt8>, digits: [UInt8]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.underestimatedCount * 2)

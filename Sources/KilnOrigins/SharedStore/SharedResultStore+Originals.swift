@@ -58,6 +58,11 @@ extension SharedResultStore {
         }
         breaker.succeeded()
         guard let object else { return nil }
+        if let refusal = signer?.refusal(objectKey: originalKey(sourcePath), metadata: object.metadata) {
+            breaker.warn("discarded", "shared result store (cache.shared): discarded \(originalKey(sourcePath)) (\(sourcePath)): "
+                + "\(refusal); fetching from the origin")
+            return nil
+        }
         let m = object.metadata
         guard m["kiln-kind"] == "original", m["kiln-version"] == String(CacheKey.formatVersion),
               m["kiln-tag"] == SourceTag(sourcePath: sourcePath).hex,
@@ -103,7 +108,9 @@ extension SharedResultStore {
             if let etag = original.etag { metadata["kiln-etag"] = etag }
             if let modified = original.lastModified { metadata["kiln-last-modified"] = modified }
             do throws(ObjectStoreError) {
-                try writer.put(originalKey(sourcePath), body: original.body, contentType: "application/octet-stream", metadata: metadata)
+                let key = originalKey(sourcePath)
+                try writer.put(key, body: original.body, contentType: "application/octet-stream",
+                               metadata: signer?.signed(objectKey: key, metadata: metadata) ?? metadata)
                 return .written(original.body.count)
             } catch {
                 breaker.failed("a write", error.message)

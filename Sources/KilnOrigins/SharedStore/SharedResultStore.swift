@@ -30,6 +30,8 @@ public final class SharedResultStore: SharedCaching {
     /// The key prefix: empty or ending with `/`.
     public let prefix: String
     public let maxBytes: Int
+    /// Signs what is written and refuses what is read unsigned (`cache.shared_secret`); nil: none.
+    public let signer: ObjectSigner?
     let breaker: StoreBreaker
     /// Results rendered since the last flush (at most `pendingLimit`).
     private var pending: [(key: CacheKey, image: CachedImage)] = []
@@ -41,13 +43,15 @@ public final class SharedResultStore: SharedCaching {
     ///   - reader: the store as lookups see it (short time-out); `writer` (default: the same) for
     ///     writes, listings and deletions.
     ///   - prefix: empty, or ending with `/`.
+    ///   - signer: the fleet's secret (`cache.shared_secret`), or nil.
     ///   - now: monotonic seconds (the breaker's clock).
     public init(reader: any ObjectStoring, writer: (any ObjectStoring)? = nil, prefix: String, maxBytes: Int,
-                retryAfter: Double, logger: Logger, now: @escaping () -> Double = MonotonicClock.seconds) {
+                retryAfter: Double, signer: ObjectSigner? = nil, logger: Logger, now: @escaping () -> Double = MonotonicClock.seconds) {
         self.reader = reader
         self.writer = writer ?? reader
         self.prefix = prefix
         self.maxBytes = maxBytes
+        self.signer = signer
         breaker = StoreBreaker(retryAfter: retryAfter, logger: logger, now: now)
     }
 
@@ -72,14 +76,22 @@ public final class SharedResultStore: SharedCaching {
         }
         breaker.succeeded()
         guard let object else { return .miss }
+        if let refusal = signer?.refusal(objectKey: objectKey(for: key), metadata: object.metadata) {
+            return discarded(key, refusal)
+        }
         switch SharedEntryCodec.decode(object, for: key) {
         case .success(let image):
             return .hit(image)
         case .failure(let refusal):
-            let reason = "discarded \(objectKey(for: key)) (\(key.sourcePath)): \(refusal.reason)"
-            breaker.warn("discarded", "shared result store (cache.shared): \(reason); rendering it again")
-            return .failed(reason)
+            return discarded(key, refusal.reason)
         }
+    }
+
+    /// A lookup's object that must not be served: warned about (once per interval), never served.
+    private func discarded(_ key: CacheKey, _ why: String) -> SharedLookup {
+        let reason = "discarded \(objectKey(for: key)) (\(key.sourcePath)): \(why)"
+        breaker.warn("discarded", "shared result store (cache.shared): \(reason); rendering it again")
+        return .failed(reason)
     }
 
     public func enqueue(_ image: CachedImage, for key: CacheKey) {
@@ -96,8 +108,9 @@ public final class SharedResultStore: SharedCaching {
     private func write(_ image: CachedImage, for key: CacheKey) -> SharedWrite {
         guard image.data.count <= maxBytes, breaker.writable else { return .skipped }
         let (body, contentType, metadata) = SharedEntryCodec.encode(image, for: key)
+        let name = objectKey(for: key)
         do throws(ObjectStoreError) {
-            try writer.put(objectKey(for: key), body: body, contentType: contentType, metadata: metadata)
+            try writer.put(name, body: body, contentType: contentType, metadata: signer?.signed(objectKey: name, metadata: metadata) ?? metadata)
             return .written(body.count)
         } catch {
             breaker.failed("a write", error.message)
@@ -138,7 +151,8 @@ extension SharedResultStore {
         }
         return SharedResultStore(reader: client(connect: shared.timeout, timeout: shared.timeout),
                                  writer: client(connect: min(shared.timeout * 4, shared.writeTimeout), timeout: shared.writeTimeout),
-                                 prefix: shared.prefix, maxBytes: shared.maxBytes, retryAfter: shared.retryAfter, logger: logger)
+                                 prefix: shared.prefix, maxBytes: shared.maxBytes, retryAfter: shared.retryAfter,
+                                 signer: shared.secret.isEmpty ? nil : ObjectSigner(secret: shared.secret), logger: logger)
     }
 
     /// The credentials of S3 origins (the environment, or `source.s3_credentials_file`), with a

@@ -19,6 +19,9 @@ public struct SharedStoreConfiguration: ConfigSection, Equatable {
     /// After a failure, seconds the store is not asked again (and the most one warning a process
     /// logs per kind of trouble).
     public var retryAfter: Double = Key.retryAfter.defaultValue
+    /// The fleet's secret that signs every object (`ObjectSigner`); empty: objects are checked
+    /// for corruption only.
+    public var secret = Key.secret.defaultValue
 
     public enum Key {
         public static let url = Setting<String>.custom(
@@ -42,6 +45,10 @@ public struct SharedStoreConfiguration: ConfigSection, Equatable {
         public static let retryAfter = Setting.duration(
             "cache.shared_retry_after", default: 10, in: 0...3600,
             doc: "after a failure of the shared store (an error, a time-out), how long each worker caches locally only without asking it (one warning per interval)")
+        public static let secret = Setting<String>.custom(
+            "cache.shared_secret", default: "", type: "string", expected: "empty, or a secret of at least 32 characters",
+            doc: "signs every object written to the shared store (an HMAC-SHA256 in its metadata) and refuses to serve any object without this signature, so write access to the bucket alone cannot put bytes in front of clients; the same on every host (KILN_CACHE_SHARED_SECRET keeps it out of files); empty: objects are checked for corruption only",
+            parse: { $0.isEmpty || $0.utf8.count >= 32 ? $0 : nil }, format: { $0 }).secret()
     }
 
     public static let fields: [ConfigField<Self>] = [
@@ -51,6 +58,7 @@ public struct SharedStoreConfiguration: ConfigSection, Equatable {
         ConfigField(Key.writeTimeout) { $0.writeTimeout = $1 },
         ConfigField(Key.maxBytes) { $0.maxBytes = $1 },
         ConfigField(Key.retryAfter) { $0.retryAfter = $1 },
+        ConfigField(Key.secret) { $0.secret = $1 },
     ]
 
     public init() {}

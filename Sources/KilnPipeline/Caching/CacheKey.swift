@@ -23,8 +23,9 @@ public struct CacheKey: Sendable, Hashable {
     /// The source path relative to the root (kept in disk entries for `purge(sourcePath:)`).
     public let sourcePath: String
     /// The key text built with the source's portable identity (`SourceIdentity.portableCanonical`,
-    /// without the inode): what `sharedHex` digests.
-    let sharedText: String
+    /// without the inode), and a local file's content digest when one is known
+    /// (`sharing(sourceDigest:)`): what `sharedHex` digests.
+    private(set) var sharedText: String
     /// The name of the result in the shared result store (`SharedCaching`), the same on every
     /// host: SHA-256 (64 hex digits) of `sharedText`. Computed when asked (only a configured
     /// store asks), so a request without one digests one key text, as before.
@@ -46,6 +47,16 @@ public struct CacheKey: Sendable, Hashable {
         hex = Digest.sha256Hex(text)
         sharedText = "kiln-shared/\(version)\n" + request + source.portableCanonical + "\n" + settings
         self.sourcePath = sourcePath
+    }
+
+    /// This key as the shared result store names it for a source whose bytes have the SHA-256
+    /// `sourceDigest`: size and modification time alone do not tell two versions of a file apart
+    /// when an edit kept both (`exiftool -P`, `rsync -t`), and the inode differs from host to
+    /// host; the content does not. The local key (`text`, `hex`) stays as it was.
+    public func sharing(sourceDigest: String) -> CacheKey {
+        var key = self
+        key.sharedText += "\nsource-sha256=\(sourceDigest)"
+        return key
     }
 
     /// The key of `request` for a client sending `accept`, from the source's identity.

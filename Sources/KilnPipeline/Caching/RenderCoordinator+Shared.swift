@@ -9,12 +9,21 @@ extension RenderCoordinator {
     /// told to `observer` (metrics).
     func lookUpShared(_ key: CacheKey, _ observer: (any RenderObserving)?) -> (CachedImage, CacheOutcome)? {
         guard let shared else { return nil }
-        let lookup = shared.lookUp(key)
+        let lookup = shared.lookUp(sharedKey(key))
         observer?.sharedLookup(lookup)
         guard case .hit(let image) = lookup else { return nil }
         if storesFinal { disk?.store(.image(image), for: key) }
         memory[key] = image
         return (image, .hitShared)
+    }
+
+    /// `key` as the shared store names it in the current fetch: with the source's content digest
+    /// when the fetch has one (asked once per fetch).
+    func sharedKey(_ key: CacheKey) -> CacheKey {
+        if let known = sharedKeyOfFetch { return known }
+        let named = sourceDigest?().map { key.sharing(sourceDigest: $0) } ?? key
+        sharedKeyOfFetch = named
+        return named
     }
 
     /// The shared store's result, or a render (without render locks: no disk cache, or

@@ -53,6 +53,10 @@ public final class RenderCoordinator {
     /// When the current request began (wall clock, ms; `requestBegan()`), plus the time it waited
     /// for render locks: the base of the render deadline announced in decode markers.
     var requestStarted: Int64 = 0
+    /// The current fetch's source digest (`fetch(_:source:observer:sourceDigest:render:)`), asked
+    /// at most once, when the shared store is reached; its key for the store once asked.
+    var sourceDigest: (() -> String?)?
+    var sharedKeyOfFetch: CacheKey?
     /// Failures remembered by this process (hex → failure), so a bad URL costs no file read.
     var failures: [String: (failure: PipelineFailure, expires: Int64)] = [:]
     private static let failureMemoLimit = 512
@@ -96,9 +100,19 @@ public final class RenderCoordinator {
     /// Throws a `PipelineFailure` (any error of `render` is converted): with `outcome` when it
     /// was remembered (`.miss` when this render's failure was just stored), without when it is
     /// not remembered (internal failures, `negativeTTL` 0).
+    ///
+    /// `sourceDigest`: the SHA-256 of a local file source's bytes, asked only when the shared store
+    /// is reached (its key then names the content: `CacheKey.sharing(sourceDigest:)`).
     public func fetch(_ key: CacheKey, source: CacheKey? = nil, observer: (any RenderObserving)? = nil,
+                      sourceDigest: (() -> String?)? = nil,
                       render: () throws -> CachedImage) throws(PipelineFailure) -> (CachedImage, CacheOutcome) {
         if let image = memory[key] { return (image, .hitMemory) }
+        self.sourceDigest = sourceDigest
+        sharedKeyOfFetch = nil
+        defer {
+            self.sourceDigest = nil
+            sharedKeyOfFetch = nil
+        }
         for k in [key, source].compactMap({ $0 }) {
             guard let f = failures[k.hex] else { continue }
             if f.expires > now() { throw f.failure.with(outcome: .hitMemory) }
@@ -185,7 +199,7 @@ public final class RenderCoordinator {
         }
         if storesFinal { disk?.store(.image(image), for: key) }
         memory[key] = image
-        shared?.enqueue(image, for: key)
+        if let shared { shared.enqueue(image, for: sharedKey(key)) }
         return (image, .miss)
     }
 

@@ -72,7 +72,10 @@ public final class ImagePipeline {
         var renderTimeline: Timeline?
         var quality: Int?
         let started = Timeline.now()
-        let (image, outcome) = try cache.fetch(key, source: sourceKey, observer: observer) {
+        // A local file's content names it in the shared store (remote sources carry their ETag).
+        let digest: (() -> String?)? = cache.shared != nil && opened.identity.inode != 0
+            ? { (try? opened.readAll()).map { Digest.sha256Hex($0) } } : nil
+        let (image, outcome) = try cache.fetch(key, source: sourceKey, observer: observer, sourceDigest: digest) {
             let rendered = try render(request, from: opened, accepted: accepted, source: sourceKey)
             renderTimeline = rendered.timeline
             quality = rendered.quality

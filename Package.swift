@@ -182,7 +182,8 @@ let package = Package(
         .testTarget(name: "KilnPipelineTests", dependencies: ["KilnPipeline", "KilnCodecs", "KilnProcessing", "KilnModel", "KilnHTTP",
                                                              "KilnTestSupport", "KilnTestBytes"],
                     exclude: ["Golden"]),
-        .testTarget(name: "KilnHTTPTests", dependencies: ["KilnHTTP", "KilnPipeline", "KilnModel", "KilnTestBytes"]),
+        .testTarget(name: "KilnHTTPTests", dependencies: ["KilnHTTP", "KilnPipeline", "KilnModel", "KilnTestBytes",
+                                                         .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "KilnOriginsTests", dependencies: [
             "KilnOrigins", "KilnPipeline", "KilnHTTP", "KilnModel", "KilnPOSIX", "KilnTestSupport",
             .product(name: "Logging", package: "swift-log"),

@@ -28,9 +28,9 @@ public struct OriginSources: SourceStageBuilding {
     /// which record their fetches in an `OriginTraffic` and end them before `renderTimeout`. S3
     /// origins are addressed at `source.s3_endpoint` and sign their GETs (`S3Access`: throws when
     /// there are no credentials).
-    public func sourceStage(local: any SourceLoading, renderTimeout: Double) throws(ConfigError) -> (any SourceLoading, (any SourceActivity)?) {
+    public func sourceStage(local: any SourceLoading, renderTimeout: Double) throws(ConfigError) -> BuiltSourceStage {
         let source = configuration
-        guard !source.origins.isEmpty else { return (local, nil) }
+        guard !source.origins.isEmpty else { return BuiltSourceStage(source: local) }
         let traffic = OriginTraffic()
         let fetcher = HTTPFetcher(connectTimeout: source.connectTimeout, timeout: source.fetchTimeout,
                                   maxRedirects: source.maxRedirects, maxBytes: maxFileBytes,
@@ -51,18 +51,21 @@ public struct OriginSources: SourceStageBuilding {
                                 traffic: traffic, negativeTTL: source.negativeTTL, renderTimeout: renderTimeout,
                                 signer: isS3 ? signer : nil)
         }
-        return (SourceRouter(local: local, remotes: remotes), traffic)
+        let router = SourceRouter(local: local, remotes: remotes)
+        return BuiltSourceStage(source: router, activity: traffic, sharing: OriginSharing(router: router))
     }
+}
 
-    /// Remote sources (a `SourceRouter` this builder made, with origins) become a
-    /// `SharedOriginSource`: one fetch per source for all workers, resumable downloads. It needs
-    /// the originals on disk, so it keeps them even with `cache.store = final`; local paths go
-    /// through `keepLocal`. With a shared result store (`cache.shared`), remote originals are
-    /// kept there too: one origin fetch per fleet.
-    public func sharing(_ stage: any SourceLoading, keepLocal: (any SourceLoading) -> any SourceLoading,
-                        disk: DiskCache, lockTimeout: Double, shared: (any SharedCaching)?) -> (any SourceLoading)? {
-        guard let router = stage as? SourceRouter, !router.remotes.isEmpty else { return nil }
-        return SharedOriginSource(router: router, local: keepLocal(router.local), disk: disk, lockTimeout: lockTimeout,
-                                  store: shared as? SharedResultStore)
+/// The sharing of a `SourceRouter` with origins (`SourceSharing`): its remote sources become a
+/// `SharedOriginSource`, one fetch per source for all workers, resumable downloads. It needs the
+/// originals on disk, so it keeps them even with `cache.store = final`; local paths go through
+/// `keepLocal`. With a shared result store (`cache.shared`), remote originals are kept there too:
+/// one origin fetch per fleet.
+struct OriginSharing: SourceSharing {
+    let router: SourceRouter
+
+    func sharing(keepLocal: (any SourceLoading) -> any SourceLoading, disk: DiskCache, lockTimeout: Double,
+                 shared: (any SharedCaching)?) -> any SourceLoading {
+        SharedOriginSource(router: router, local: keepLocal(router.local), disk: disk, lockTimeout: lockTimeout, store: shared)
     }
 }

@@ -113,14 +113,24 @@ import KilnPOSIX
         let local = MemorySource()
         let router = SourceRouter(local: local, remotes: [remote])
         let disk = DiskCache(path: dir, logger: Logger(label: "test"))
-        let pipeline = ImagePipeline(stages: try .standard(source: router),
-                                     sourceBuilder: OriginSources(OriginConfiguration(), maxFileBytes: 1000))
+        var stages = try PipelineStages.standard(source: router)
+        stages.sourceSharing = OriginSharing(router: router)
+        let pipeline = ImagePipeline(stages: stages)
         for store in [CacheConfiguration.Store.final, .original, .both] {
             let shared = try #require(pipeline.keepingOriginals(in: disk, store: store).stages.source as? SharedOriginSource)
             // Local sources follow cache.store.
             #expect((shared.local is CachingSource) == (store != .final))
         }
         // Without a disk cache: each worker's RemoteSource as before.
-        #expect(pipeline.keepingOriginals(in: nil, store: .both) === pipeline)
+        #expect(pipeline.keepingOriginals(in: nil, store: CacheConfiguration.Store.both) === pipeline)
+    }
+
+    /// The builder hands the stage's sharing over with the stage: no origins, no sharing.
+    @Test func theBuilderMakesTheSharingWithTheStage() throws {
+        var origins = OriginConfiguration()
+        #expect(try OriginSources(origins, maxFileBytes: 1000).sourceStage(local: MemorySource(), renderTimeout: 0).sharing == nil)
+        origins.origins = [try #require(Origin(name: "o", baseURL: "http://127.0.0.1:9/base"))]
+        let built = try OriginSources(origins, maxFileBytes: 1000).sourceStage(local: MemorySource(), renderTimeout: 0)
+        #expect(built.sharing is OriginSharing && built.activity is OriginTraffic && built.source is SourceRouter)
     }
 }

@@ -18,7 +18,7 @@ import KilnModel
         let logger = F.logger(recorder)
         let now: () -> Int64 = clock.map { c in { c.milliseconds } } ?? DiskCache.wallClockMilliseconds
         let disk = root.map { DiskCache(path: $0, logger: logger, now: now) }
-        return RenderCoordinator(memory: MemoryCache(), disk: disk, lockTimeout: lockTimeout, negativeTTL: 10,
+        return RenderCoordinator(memory: MemoryCache(), diskCache: disk, lockTimeout: lockTimeout, negativeTTL: 10,
                                  storesFinal: storesFinal, logger: logger, now: now)
     }
 

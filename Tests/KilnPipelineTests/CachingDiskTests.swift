@@ -147,7 +147,7 @@ import KilnModel
             return
         }
         // The coordinator still answers, uncached.
-        let coordinator = RenderCoordinator(memory: MemoryCache(countLimit: 0), disk: disk, logger: F.quietLogger)
+        let coordinator = RenderCoordinator(memory: MemoryCache(countLimit: 0), diskCache: disk, logger: F.quietLogger)
         let (image, outcome) = try coordinator.fetch(key) { F.image(77) }
         #expect(image == F.image(77) && outcome == .miss)
         #expect(F.files(under: root) == before)

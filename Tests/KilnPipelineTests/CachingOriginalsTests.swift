@@ -80,7 +80,7 @@ import KilnModel
         counting.put("pillow_hopper.jpg", Array(try Data(contentsOf: URL(fileURLWithPath: Self.corpus + "/pillow_hopper.jpg"))))
         func worker() throws -> ImagePipeline {
             let disk = DiskCache(path: root, logger: F.quietLogger)
-            let coordinator = RenderCoordinator(memory: MemoryCache(), disk: disk, storesFinal: store != .original,
+            let coordinator = RenderCoordinator(memory: MemoryCache(), diskCache: disk, storesFinal: store != .original,
                                                 logger: F.quietLogger)
             return ImagePipeline(stages: try .standard(source: counting), cache: coordinator).keepingOriginals(in: disk, store: store)
         }

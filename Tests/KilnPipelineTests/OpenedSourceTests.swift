@@ -47,7 +47,7 @@ import KilnModel
         let counting = try Self.photo()
         let folder = CachingFixtures.folder("open-once")
         defer { CachingFixtures.remove(folder) }
-        let cache = RenderCoordinator(memory: MemoryCache(), disk: DiskCache(path: folder, logger: CachingFixtures.quietLogger),
+        let cache = RenderCoordinator(memory: MemoryCache(), diskCache: DiskCache(path: folder, logger: CachingFixtures.quietLogger),
                                       logger: CachingFixtures.quietLogger)
         let pipeline = ImagePipeline(stages: try .standard(source: counting), cache: cache)
         let request = try SpecParser().parse("/w:40/pillow_hopper.jpg", isDecoded: true)
@@ -62,7 +62,7 @@ import KilnModel
         let folder = CachingFixtures.folder("open-originals")
         defer { CachingFixtures.remove(folder) }
         let disk = DiskCache(path: folder, logger: CachingFixtures.quietLogger)
-        let cache = RenderCoordinator(memory: MemoryCache(), disk: disk, logger: CachingFixtures.quietLogger)
+        let cache = RenderCoordinator(memory: MemoryCache(), diskCache: disk, logger: CachingFixtures.quietLogger)
         let pipeline = ImagePipeline(stages: try .standard(source: counting), cache: cache).keepingOriginals(in: disk, store: .both)
         for spec in ["/w:40/pillow_hopper.jpg", "/w:50/pillow_hopper.jpg"] {
             #expect(try pipeline.image(for: try SpecParser().parse(spec, isDecoded: true), accepted: accepting(nil)).outcome == .miss)

@@ -11,7 +11,7 @@ import KilnModel
     typealias F = CachingFixtures
 
     static func coordinator(_ root: String) -> RenderCoordinator {
-        RenderCoordinator(memory: MemoryCache(), disk: DiskCache(path: root, logger: F.quietLogger), logger: F.quietLogger)
+        RenderCoordinator(memory: MemoryCache(), diskCache: DiskCache(path: root, logger: F.quietLogger), logger: F.quietLogger)
     }
 
     static func cached(_ c: RenderCoordinator, _ key: CacheKey, _ image: CachedImage) throws -> CacheOutcome {

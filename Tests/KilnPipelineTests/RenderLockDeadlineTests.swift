@@ -91,7 +91,7 @@ import KilnModel
         let root = F.folder("lockcoord")
         defer { F.remove(root) }
         let cache = disk(root)
-        let coordinator = RenderCoordinator(memory: MemoryCache(), disk: cache, renderTimeout: 30, logger: F.logger(LogRecorder()))
+        let coordinator = RenderCoordinator(memory: MemoryCache(), diskCache: cache, renderTimeout: 30, logger: F.logger(LogRecorder()))
         let key = F.key("rs:5:5")
         var seen: Int64?
         _ = try coordinator.fetch(key) {

@@ -48,7 +48,7 @@ import KilnModel
 
     static func coordinator(_ root: String?, shared: FakeShared?, storesFinal: Bool = true) -> RenderCoordinator {
         let logger = F.quietLogger
-        return RenderCoordinator(memory: MemoryCache(), disk: root.map { DiskCache(path: $0, logger: logger) }, lockTimeout: 5,
+        return RenderCoordinator(memory: MemoryCache(), diskCache: root.map { DiskCache(path: $0, logger: logger) }, lockTimeout: 5,
                                  negativeTTL: 10, storesFinal: storesFinal, shared: shared, logger: logger)
     }
 
@@ -88,7 +88,7 @@ import KilnModel
         var asked = 0
         for (i, digest) in ["aa", "bb"].enumerated() {
             let c = Self.coordinator(i == 0 ? root : nil, shared: shared)
-            _ = try c.fetch(key, sourceDigest: { asked += 1; return digest }) { F.image(300) }
+            _ = try c.fetch(key, sourceDigest: { asked += 1; return digest }, render: { F.image(300) })
         }
         #expect(asked == 2)   // once per fetch, for the lookup and the write alike
         #expect(shared.looked.count == 2 && shared.enqueued.count == 2)
@@ -98,7 +98,7 @@ import KilnModel
         #expect(shared.enqueued.map { $0.0.sharedHex } == shared.looked.map(\.sharedHex))
         #expect(shared.looked.allSatisfy { $0.hex == key.hex })
         // A local hit never asks for the digest.
-        _ = try Self.coordinator(root, shared: shared).fetch(key, sourceDigest: { asked += 1; return "cc" }) { F.image(300) }
+        _ = try Self.coordinator(root, shared: shared).fetch(key, sourceDigest: { asked += 1; return "cc" }, render: { F.image(300) })
         #expect(asked == 2)
     }
 

@@ -21,7 +21,7 @@ import KilnModel
                        recorder: LogRecorder = LogRecorder()) throws -> ImagePipeline {
         let logger = F.logger(recorder)
         let now: () -> Int64 = clock.map { c in { c.milliseconds } } ?? DiskCache.wallClockMilliseconds
-        let cache = RenderCoordinator(memory: MemoryCache(), disk: DiskCache(path: root, logger: logger, now: now),
+        let cache = RenderCoordinator(memory: MemoryCache(), diskCache: DiskCache(path: root, logger: logger, now: now),
                                       renderTimeout: renderTimeout, negativeTTL: 10, logger: logger, now: now)
         return ImagePipeline(stages: try .standard(source: files), limits: limits, cache: cache)
     }
@@ -124,7 +124,7 @@ import KilnModel
         let logger = F.quietLogger
         let now: () -> Int64 = { clock.milliseconds }
         func coordinator() -> RenderCoordinator {
-            RenderCoordinator(memory: MemoryCache(), disk: DiskCache(path: root, logger: logger, now: now),
+            RenderCoordinator(memory: MemoryCache(), diskCache: DiskCache(path: root, logger: logger, now: now),
                               renderTimeout: 2, negativeTTL: 10, logger: logger, now: now)
         }
         let source = CacheKey.sourceFailures(sourcePath: "a.jpg", identity: SourceIdentity(size: 9, mtimeNanoseconds: 1, inode: 2))
@@ -207,7 +207,7 @@ import KilnModel
         defer { F.remove(root) }
         let clock = ManualClock()
         let now: () -> Int64 = { clock.milliseconds }
-        let c = RenderCoordinator(memory: MemoryCache(), disk: DiskCache(path: root, logger: F.quietLogger, now: now),
+        let c = RenderCoordinator(memory: MemoryCache(), diskCache: DiskCache(path: root, logger: F.quietLogger, now: now),
                                   renderTimeout: 2, negativeTTL: 10, logger: F.quietLogger, now: now)
         let source = CacheKey.sourceFailures(sourcePath: "a.gif", identity: SourceIdentity(size: 9, mtimeNanoseconds: 1, inode: 2))
         let markers = DiskCache(path: root, logger: F.quietLogger, now: now)

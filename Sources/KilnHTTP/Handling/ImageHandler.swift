@@ -9,7 +9,8 @@ import Logging
 /// rendered variant too, so it carries its `ETag`), map every error (`ErrorMapping`) to a short
 /// text answer.
 public final class ImageHandler: RequestHandling {
-    let pipeline: ImagePipeline
+    /// The pipeline (`ImagePipeline`), behind its seam.
+    let pipeline: any ImageProviding
     let gate: RequestGate
     let http: HTTPConfiguration
     /// Images answered in place of a missing or broken source (`[fallback]`).
@@ -18,7 +19,7 @@ public final class ImageHandler: RequestHandling {
     /// Unix seconds now (tests move it).
     let now: @Sendable () -> Int64
 
-    public init(pipeline: ImagePipeline, gate: RequestGate, http: HTTPConfiguration, fallbacks: FallbackImages = FallbackImages(),
+    public init(pipeline: any ImageProviding, gate: RequestGate, http: HTTPConfiguration, fallbacks: FallbackImages = FallbackImages(),
                 logger: Logger, now: @escaping @Sendable () -> Int64 = { WallClock.seconds() }) {
         self.pipeline = pipeline
         self.gate = gate
@@ -29,7 +30,7 @@ public final class ImageHandler: RequestHandling {
     }
 
     /// Without signing or allow-lists.
-    public convenience init(pipeline: ImagePipeline, parser: SpecParser, http: HTTPConfiguration, logger: Logger) {
+    public convenience init(pipeline: any ImageProviding, parser: SpecParser, http: HTTPConfiguration, logger: Logger) {
         self.init(pipeline: pipeline, gate: RequestGate(parser: parser), http: http, logger: logger)
     }
 

@@ -1,26 +1,6 @@
 import KilnModel
 import KilnPipeline
 
-/// A remote source's bytes as the shared result store keeps them, so that a fleet fetches each
-/// remote source from its origin once, not once per host: the body, the version it is
-/// (`identity`, `ETag`, `Last-Modified`) and when its writer last checked it with the origin.
-public struct SharedOriginal: Sendable, Equatable {
-    public var body: [UInt8]
-    public var identity: SourceIdentity
-    public var etag: String?
-    public var lastModified: String?
-    /// Wall clock, milliseconds since the epoch: when the origin last confirmed this version.
-    public var checkedAt: Int64
-
-    public init(body: [UInt8], identity: SourceIdentity, etag: String?, lastModified: String?, checkedAt: Int64) {
-        self.body = body
-        self.identity = identity
-        self.etag = etag
-        self.lastModified = lastModified
-        self.checkedAt = checkedAt
-    }
-}
-
 /// Originals of remote sources in the store (`SharedOriginSource` asks before its first fetch of
 /// a source, and hands every whole download over): one object per source,
 /// `<prefix><SourceTag.hex>/original`, beside the source's variants (a purge removes it with

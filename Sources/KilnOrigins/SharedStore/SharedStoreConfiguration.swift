@@ -47,7 +47,9 @@ public struct SharedStoreConfiguration: ConfigSection, Equatable {
             doc: "after a failure of the shared store (an error, a time-out), how long each worker caches locally only without asking it (one warning per interval)")
         public static let secret = Setting<String>.custom(
             "cache.shared_secret", default: "", type: "string", expected: "empty, or a secret of at least 32 characters",
-            doc: "signs every object written to the shared store (an HMAC-SHA256 in its metadata) and refuses to serve any object without this signature, so write access to the bucket alone cannot put bytes in front of clients; the same on every host (KILN_CACHE_SHARED_SECRET keeps it out of files); empty: objects are checked for corruption only",
+            doc: "signs every object written to the shared store (an HMAC-SHA256 in its metadata) and refuses to serve any object "
+                + "without this signature, so write access to the bucket alone cannot put bytes in front of clients; the same on every "
+                + "host (KILN_CACHE_SHARED_SECRET keeps it out of files); empty: objects are checked for corruption only",
             parse: { $0.isEmpty || $0.utf8.count >= 32 ? $0 : nil }, format: { $0 }).secret()
     }
 

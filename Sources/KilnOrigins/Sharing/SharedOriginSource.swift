@@ -49,10 +49,10 @@ public final class SharedOriginSource: SourceLoading {
     /// Wall clock, milliseconds since the epoch.
     let now: () -> Int64
     /// Where the fleet keeps remote originals (`cache.shared`); nil: none.
-    let store: SharedResultStore?
+    let store: (any SharedCaching)?
 
     public init(router: SourceRouter, local: any SourceLoading, disk: DiskCache, lockTimeout: Double = 10,
-                store: SharedResultStore? = nil, now: @escaping () -> Int64 = DiskCache.wallClockMilliseconds) {
+                store: (any SharedCaching)? = nil, now: @escaping () -> Int64 = DiskCache.wallClockMilliseconds) {
         self.router = router
         self.local = local
         self.disk = disk

@@ -48,23 +48,21 @@ extension CacheKey {
 }
 
 extension ImagePipeline {
-    /// This pipeline, reading its sources through `disk`: what the source builder makes of it
-    /// (KilnOrigins: remote sources fetched once for all workers, their originals always kept),
-    /// else local sources through `CachingSource` when `store` keeps originals. Itself when there
-    /// is no disk cache, or nothing to keep.
-    public func keepingOriginals(in disk: (any DataCaching)?, store: CacheConfiguration.Store) -> ImagePipeline {
+    /// This pipeline, reading its sources through `disk`: what the source stage's sharing makes of
+    /// it (`PipelineStages.sourceSharing`; KilnOrigins: remote sources fetched once for all
+    /// workers, their originals always kept), else local sources through `CachingSource` when
+    /// `store` keeps originals. Itself when there is no disk cache, or nothing to keep.
+    public func keepingOriginals(in disk: DiskCache?, store: CacheConfiguration.Store) -> ImagePipeline {
         guard let disk else { return self }
         var stages = self.stages
         let keep: (any SourceLoading) -> any SourceLoading = { store == .final ? $0 : CachingSource(wrapping: $0, disk: disk) }
-        if let builder = sourceBuilder, let cache = disk as? DiskCache,
-           let shared = builder.sharing(stages.source, keepLocal: keep, disk: cache, lockTimeout: self.cache?.lockTimeout ?? 10,
-                                              shared: self.cache?.shared) {
-            stages.source = shared
+        if let sharing = stages.sourceSharing {
+            stages.source = sharing.sharing(keepLocal: keep, disk: disk, lockTimeout: cache?.lockTimeout ?? 10, shared: cache?.shared)
         } else {
             guard store != .final else { return self }
             stages.source = keep(stages.source)
         }
-        return ImagePipeline(stages: stages, limits: limits, output: output, cache: cache, sourceBuilder: sourceBuilder)
+        return ImagePipeline(stages: stages, limits: limits, output: output, cache: cache)
     }
 }
 

@@ -72,7 +72,7 @@ extension DiskCache {
 extension DiskCache {
     /// The lock named `name` if nobody holds it now, without waiting (nil when it is held or
     /// cannot be opened): the decode markers (`RenderCoordinator.decoding`).
-    func tryLock(named name: String) -> RenderLock? {
+    public func tryLock(named name: String) -> RenderLock? {
         guard folderUsable() else { return nil }
         let p = lockPath(name)
         for _ in 0..<3 {

@@ -11,18 +11,12 @@ extension RenderCoordinator {
     /// journal was replaced), and forgets the remembered failures (they do not name their source;
     /// a purge is rare).
     func dropPurgedSources() {
-        guard let disk = disk as? DiskCache else { return }
-        switch disk.purges.changes() {
+        guard let purges else { return }
+        switch purges.changes() {
         case .none:
             return
         case .sources(let tags):
-            let dropped: Int
-            if let memory = memory as? MemoryCache {
-                dropped = memory.removeAll { tags.contains(SourceTag(sourcePath: $0.sourcePath).hex) }
-            } else {
-                memory.removeAll()
-                dropped = -1
-            }
+            let dropped = memory.removeAll { tags.contains(SourceTag(sourcePath: $0.sourcePath).hex) }
             failures.removeAll()
             logger.debug("purge journal: \(tags.count) sources purged, \(dropped) memory entries dropped")
         case .everything:

@@ -52,7 +52,7 @@ extension RenderCoordinator {
     /// animation): the caller's own work runs in `DecodeMarking.outsideDecode`, where a kill is not
     /// taken for the source's.
     public func decoding<T>(_ source: CacheKey, _ decode: (DecodeMarking) throws -> T) throws -> T {
-        guard renderTimeout > 0, negativeTTL > 0, let markers = disk as? DiskCache,
+        guard renderTimeout > 0, negativeTTL > 0, let markers,
               let marker = markers.tryLock(named: source.hex) else { return try decode(DecodeMarking(lock: nil, until: 0)) }
         defer { marker.release() }
         if let left = marker.announcedDeadline, left - RenderCoordinator.deadlineSlack <= now() {

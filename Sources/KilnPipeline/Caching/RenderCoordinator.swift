@@ -37,6 +37,13 @@ public final class RenderCoordinator {
     public let disk: (any DataCaching)?
     /// Who renders a key; nil renders without coordination.
     public let locks: (any RenderLocking)?
+    /// Where a source's decode marker is taken (`decoding`); nil: no markers.
+    public let markers: (any RenderLocking)?
+    /// The purge journal every worker reads when a request begins; nil: none.
+    public let purges: PurgeJournal?
+    /// The disk cache when it is Kiln's own (`init(memory:diskCache:…)`): what a source stage that
+    /// keeps originals on disk works with (`ImagePipeline.keepingOriginals`).
+    public private(set) var diskCache: DiskCache?
     /// Seconds to wait for another process rendering the same key when it announced no deadline.
     public let lockTimeout: Double
     /// Seconds a render may take before the master kills it (`limits.render_timeout`), announced
@@ -61,14 +68,21 @@ public final class RenderCoordinator {
     var failures: [String: (failure: PipelineFailure, expires: Int64)] = [:]
     private static let failureMemoLimit = 512
 
-    /// - Parameter locks: the render lock; by default the disk cache when it is one (`DiskCache`).
+    /// Each role of the disk tier is its own dependency: `disk` (the entries), `locks` (who renders
+    /// a key), `markers` (a source's decode marker: `decoding`) and `purges` (the purge journal,
+    /// `RenderCoordinator+Purges.swift`); nil goes without. `DiskCache` plays all four
+    /// (`init(memory:diskCache:…)`).
     public init(memory: any ImageCaching, disk: (any DataCaching)?, locks: (any RenderLocking)? = nil,
+                markers: (any RenderLocking)? = nil, purges: PurgeJournal? = nil,
                 lockTimeout: Double = 10, renderTimeout: Double = 0, negativeTTL: Double = 10,
                 storesFinal: Bool = true, shared: (any SharedCaching)? = nil, logger: Logger,
                 now: @escaping () -> Int64 = DiskCache.wallClockMilliseconds) {
         self.memory = memory
         self.disk = disk
-        self.locks = locks ?? (disk as? any RenderLocking)
+        self.locks = locks
+        self.markers = markers
+        self.purges = purges
+        self.diskCache = nil
         self.lockTimeout = lockTimeout
         self.renderTimeout = renderTimeout
         self.negativeTTL = negativeTTL
@@ -78,13 +92,25 @@ public final class RenderCoordinator {
         self.now = now
     }
 
+    /// Kiln's own disk cache in every role of the disk tier: entries, render locks (unless
+    /// `locks` stands in for them), decode markers and the purge journal.
+    public convenience init(memory: any ImageCaching, diskCache: DiskCache?, locks: (any RenderLocking)? = nil,
+                            lockTimeout: Double = 10, renderTimeout: Double = 0, negativeTTL: Double = 10,
+                            storesFinal: Bool = true, shared: (any SharedCaching)? = nil, logger: Logger,
+                            now: @escaping () -> Int64 = DiskCache.wallClockMilliseconds) {
+        self.init(memory: memory, disk: diskCache, locks: locks ?? diskCache, markers: diskCache, purges: diskCache?.purges,
+                  lockTimeout: lockTimeout, renderTimeout: renderTimeout, negativeTTL: negativeTTL, storesFinal: storesFinal,
+                  shared: shared, logger: logger, now: now)
+        self.diskCache = diskCache
+    }
+
     /// The caches of a configuration: a `MemoryCache`, and a `DiskCache` when `disk_path` is set.
     /// Temporary files left by writers that died are removed at once. `shared`: the shared result store.
     public convenience init(_ configuration: CacheConfiguration, renderTimeout: Double = 0, shared: (any SharedCaching)? = nil,
                             logger: Logger) {
         let disk = DiskCache(configuration, logger: logger)
         disk?.removeAbandonedTemps()
-        self.init(memory: MemoryCache(configuration), disk: disk,
+        self.init(memory: MemoryCache(configuration), diskCache: disk,
                   lockTimeout: configuration.lockTimeout, renderTimeout: renderTimeout, negativeTTL: configuration.negativeTTL,
                   storesFinal: configuration.storesFinal, shared: shared, logger: logger)
     }

@@ -18,17 +18,12 @@ public final class ImagePipeline {
     public let cache: RenderCoordinator?
     /// Told before each stage of a request (a worker's scoreboard and hang-up check); nil: nobody.
     public var observer: (any RenderObserving)?
-    /// What added sources beside the local files (`PipelineConfiguration.sources`): asked again
-    /// when the pipeline gets a disk cache (`keepingOriginals`).
-    public let sourceBuilder: (any SourceStageBuilding)?
-
     public init(stages: PipelineStages, limits: LimitsConfiguration = .init(), output: OutputConfiguration = .init(),
-                cache: RenderCoordinator? = nil, sourceBuilder: (any SourceStageBuilding)? = nil) {
+                cache: RenderCoordinator? = nil) {
         self.stages = stages
         self.limits = limits
         self.output = output
         self.cache = cache
-        self.sourceBuilder = sourceBuilder
     }
 
     /// The image for `request` from a cache or a render; `accepted` is what the client accepts

@@ -51,21 +51,22 @@ public struct PipelineConfiguration: Sendable {
         } catch {
             throw .invalid(key: "source.root", value: source.root, expected: "an existing folder", origin: "")
         }
-        let (stage, activity) = try sources?.sourceStage(local: files, renderTimeout: renderTimeout) ?? (files, nil)
+        let built = try sources?.sourceStage(local: files, renderTimeout: renderTimeout) ?? BuiltSourceStage(source: files)
         var stages: PipelineStages
         do {
-            stages = try .standard(source: stage, processors: ProcessorFactory(registry: processors))
+            stages = try .standard(source: built.source, processors: ProcessorFactory(registry: processors))
         } catch {
             throw .unavailable("\(error)")
         }
-        stages.sourceActivity = activity
+        stages.sourceActivity = built.activity
+        stages.sourceSharing = built.sharing
         stages.watermarks = try watermarks.load(with: stages, limits: limits.decodeLimits, maxFileBytes: limits.maxFileBytes)
         stages.processors = ProcessorFactory(registry: processors, watermarks: stages.watermarks)
         if sleepDecode {
             stages.decoders = SleepingDecoders(wrapping: stages.decoders)
             stages.animations = SleepingAnimations(wrapping: stages.animations)
         }
-        return ImagePipeline(stages: stages, limits: limits, output: output, sourceBuilder: sources)
+        return ImagePipeline(stages: stages, limits: limits, output: output)
     }
 
     /// The standard pipeline over `source.root` with the caches of `cache` (a memory cache, and a
@@ -77,8 +78,8 @@ public struct PipelineConfiguration: Sendable {
                              logger: Logger) throws(ConfigError) -> ImagePipeline {
         let plain = try makePipeline(renderTimeout: renderTimeout)
         let coordinator = RenderCoordinator(cache, renderTimeout: renderTimeout, shared: shared, logger: logger)
-        return ImagePipeline(stages: plain.stages, limits: limits, output: output, cache: coordinator, sourceBuilder: sources)
-            .keepingOriginals(in: coordinator.disk, store: cache.store)
+        return ImagePipeline(stages: plain.stages, limits: limits, output: output, cache: coordinator)
+            .keepingOriginals(in: coordinator.diskCache, store: cache.store)
     }
 
     /// The parser with this configuration's limits and presets.

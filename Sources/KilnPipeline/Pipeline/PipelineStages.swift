@@ -22,6 +22,9 @@ public struct PipelineStages {
     /// What reports the source stage's remote reads (nil: local files only): the pipeline times
     /// them as `fetch` and hands them to its observer after each request.
     public var sourceActivity: (any SourceActivity)?
+    /// What keeps the source stage's remote reads on disk for every worker (`SourceSharing`);
+    /// nil: local files only.
+    public var sourceSharing: (any SourceSharing)?
     /// The configured watermarks (`[watermarks]`), decoded: `processors` draws them and the
     /// cache key carries their identity (`WatermarkLibrary.identity(for:)`).
     public var watermarks = WatermarkLibrary()

@@ -7,6 +7,13 @@ public protocol RenderLocking: AnyObject {
     /// An exclusive lock on `key`, waiting up to `timeout` seconds for its holder, and longer while
     /// the holder announced a deadline that has not passed (`RenderLock.announce`).
     func lock(_ key: CacheKey, timeout: Double) -> LockResult
+    /// The lock named `name` when nobody holds it now, without waiting; nil when it is held or
+    /// cannot be had (a source's decode marker, `RenderCoordinator.decoding`). By default none.
+    func tryLock(named name: String) -> RenderLock?
+}
+
+extension RenderLocking {
+    public func tryLock(named name: String) -> RenderLock? { nil }
 }
 
 /// The answer of `RenderLocking.lock`.

@@ -20,6 +20,8 @@ public protocol RenderObserving: AnyObject {
     func sharedLookup(_ lookup: SharedLookup)
     /// A result was written to the shared result store, or not, after an answer.
     func sharedWrite(_ write: SharedWrite)
+    /// A request to an origin the source stage made, told after the request (`SourceActivity`).
+    func originFetched(_ fetch: OriginFetch)
 }
 
 extension RenderObserving {
@@ -33,4 +35,5 @@ extension RenderObserving {
     public func lockTaken(waited: Bool) {}
     public func sharedLookup(_ lookup: SharedLookup) {}
     public func sharedWrite(_ write: SharedWrite) {}
+    public func originFetched(_ fetch: OriginFetch) {}
 }

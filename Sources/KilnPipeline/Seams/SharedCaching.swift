@@ -19,6 +19,11 @@ public protocol SharedCaching: AnyObject {
     func enqueue(_ image: CachedImage, for key: CacheKey)
     /// Writes what was enqueued (each write bounded in time and size); one outcome per entry.
     func flush() -> [SharedWrite]
+    /// The original of the remote source `sourcePath` kept for the fleet, verified; nil: none
+    /// (`SharedOriginal.swift`).
+    func original(sourcePath: String) -> SharedOriginal?
+    /// Keeps a remote source's whole download, to be written by the next `flush`.
+    func enqueueOriginal(_ original: SharedOriginal, sourcePath: String)
 }
 
 /// What a shared lookup found.

@@ -15,7 +15,7 @@ import KilnModel
 ///
 /// The pipeline calls `enter` and the other `RenderObserving` methods; the FastCGI responder calls
 /// `begin`, `responding` and `end` around each request.
-public final class RequestMonitor: RenderObserving, OriginFetchObserving {
+public final class RequestMonitor: RenderObserving {
     let scoreboard: Scoreboard?
     let slot: Int
     let metrics: WorkerMetrics?

@@ -323,7 +323,10 @@ class Fleet:
                 "--set", f"server.peer_secret_file={self.secret_file}",
                 "--set", f"cache.disk_path={d / 'cache'}",
                 "--set", f"security.keys={KEY}", "--set", f"security.salts={SALT}",
-                "--set", "server.shutdown_timeout=2s"] + self.shared
+                "--set", "server.shutdown_timeout=2s",
+                # The URL adapters, for the ring's query keys (test_hosts_ring.py).
+                "--set", "adapters.nextjs=true", "--set", "adapters.cloudflare=true", "--set", "adapters.imgix=true",
+                "--set", "adapters.allow_unsigned=true"] + self.shared
             self.hosts.append(Host(i, addr, d, cmd, env=self.store.environment))
         self.nginx: subprocess.Popen | None = None
         self.varnish = None

@@ -87,7 +87,12 @@ import KilnModel
         #expect(throws: SignatureError.unsignedRefused) { try closed.verify(rawPath: "/w:5/a.jpg") }
         let keyed = URLSignature(keys: [key1], allowUnsigned: false)
         #expect(throws: SignatureError.unsignedRefused) { try keyed.verify(rawPath: "/unsafe/w:5/a.jpg") }
-        #expect(throws: SignatureError.malformed) { try keyed.verify(rawPath: "/w:5/a.jpg") }
+        // A first segment no signature spells is an unsigned URL, and says so; base64 of the wrong
+        // size is a malformed signature.
+        #expect(throws: SignatureError.unsignedRefused) { try keyed.verify(rawPath: "/w:5/a.jpg") }
+        #expect(throws: SignatureError.unsignedRefused) { try keyed.verify(rawPath: "/a.jpg") }
+        #expect(throws: SignatureError.malformed) { try keyed.verify(rawPath: "/abcd/a.jpg") }
+        #expect(SignatureError.unsignedRefused.message.contains("requires signed URLs"))
         let keyedOpen = URLSignature(keys: [key1], allowUnsigned: true)
         #expect(try keyedOpen.verify(rawPath: "/unsafe/w:5/a.jpg").kind == .unsafe)
     }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import time
 
@@ -91,8 +92,9 @@ def test_forged_and_unsigned_are_403(signed):
     sig, rest = good[1:].split("/", 1)
     flipped = sig[:10] + ("A" if sig[10] != "A" else "B") + sig[11:]
     refused(c.get(f"/{flipped}/{rest}"), 403, "forged", "invalid signature")
-    refused(c.get(f"/rs:40:30/{IMG}"), 403, "no signature", "signature")
-    refused(c.get(f"/unsafe/rs:40:30/{IMG}"), 403, "unsafe with keys", "unsigned URL refused")
+    refused(c.get(f"/rs:40:30/{IMG}"), 403, "no signature", "this server requires signed URLs")
+    refused(c.get(f"/{IMG}"), 403, "a bare file", "this server requires signed URLs")
+    refused(c.get(f"/unsafe/rs:40:30/{IMG}"), 403, "unsafe with keys", "this server requires signed URLs")
     # Signed with a key kiln does not know.
     refused(c.get(sign(f"/rs:40:30/{IMG}", key=K2, salt=S1)), 403, "other key", "invalid signature")
 
@@ -185,6 +187,10 @@ def test_expiry(signed):
 # -- rotation, key files, signature size ------------------------------------------------------
 
 def test_rotation_both_pairs_accepted(signed):
+    # The start's log says signing is on, how many keys (never the keys themselves).
+    log = signed.kiln_log.read_text(errors="replace")
+    assert "URL signing on: 2 keys, 32-byte signatures, unsigned URLs refused" in log, log[-2000:]
+    assert K1 not in log and K2 not in log
     c = signed.client()
     for key, salt in ((K1, S1), (K2, S2)):
         _, im = c.image(sign(f"/rs:30:30:fill/{IMG}", key, salt))
@@ -201,6 +207,13 @@ def test_removed_key_refused_and_key_files(filed):
     _, im = c.image(f"/unsafe/rs:30:30:fill/{IMG}")
     assert im.size == (30, 30)
     assert c.get(f"/rs:30:30:fill/{IMG}").status == 403
+    # A reload says it again.
+    os.kill(filed.master_pid, signal.SIGHUP)
+    deadline = time.monotonic() + 10
+    want = "reloaded: URL signing on: 1 key, 16-byte signatures, unsigned URLs allowed under /unsafe/"
+    while want not in filed.kiln_log.read_text(errors="replace"):
+        assert time.monotonic() < deadline, filed.kiln_log.read_text(errors="replace")[-2000:]
+        time.sleep(0.05)
 
 
 def test_unsafe_without_keys(client):

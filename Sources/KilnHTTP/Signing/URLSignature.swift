@@ -14,7 +14,8 @@ public struct SigningKey: Sendable, Equatable {
 
 /// Why a path's signature was refused. Every case is a 403; `message` is the public one-line reason.
 public enum SignatureError: Error, Equatable, Sendable {
-    /// `unsafe` (or, without keys, any path) while unsigned URLs are off.
+    /// An unsigned URL while unsigned URLs are off: `unsafe`, a first segment that cannot be a
+    /// signature (`w:300`, `cat.jpg`: characters outside URL-safe base64), or without keys any path.
     case unsignedRefused
     /// Nothing after the signature segment, or no segment at all.
     case missing
@@ -27,7 +28,7 @@ public enum SignatureError: Error, Equatable, Sendable {
 
     public var message: String {
         switch self {
-        case .unsignedRefused: "unsigned URL refused: the first path segment must be the URL's signature"
+        case .unsignedRefused: "this server requires signed URLs: /<signature>/<options>/<source path> (docs/security.md)"
         case .missing: "missing signature: expected /<signature>/<options>/<source path>"
         case .malformed: "malformed signature: the first path segment is not a URL-safe base64 signature of the configured size"
         case .mismatch: "invalid signature for this path"
@@ -93,6 +94,12 @@ public struct URLSignature: Sendable, Equatable {
             guard allowUnsigned else { throw .unsignedRefused }
             return VerifiedPath(kind: .unsigned, path: rawPath)
         }
+        // A first segment that no signature spells (an option, a file name) is an unsigned URL,
+        // not a badly signed one.
+        if first.utf8.contains(where: { !Base64URL.isAlphabet($0) }) {
+            guard allowUnsigned else { throw .unsignedRefused }
+            throw .malformed
+        }
         guard !first.isEmpty, !rest.isEmpty else { throw .missing }
         guard let given = Base64URL.decode(first), given.count == size else { throw .malformed }
         let message = Array(rest.utf8)
@@ -155,6 +162,15 @@ public struct URLSignature: Sendable, Equatable {
 public enum Base64URL {
     public static func encode(_ bytes: [UInt8]) -> String {
         Base64.encode(bytes, alphabet: .url, padding: false)
+    }
+
+    /// Whether `c` is one of the 64 characters.
+    public static func isAlphabet(_ c: UInt8) -> Bool {
+        switch c {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "_"): true
+        default: false
+        }
     }
 
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {

@@ -119,6 +119,7 @@ public final class Master {
 
         let mode = configuration.listen.unixPath == nil ? "" : " mode 0\(String(configuration.socketMode, radix: 8))"
         logger.info("master \(getpid()) listening on \(configuration.listen)\(mode), backlog \(socket.backlog); starting \(configuration.workers) workers")
+        logger.info("\(SigningSummary.line(values))")
         if socket.backlog < configuration.backlog {
             logger.notice("server.backlog \(configuration.backlog) is more than the kernel allows (net.core.somaxconn = \(socket.backlog)): the listen queue holds \(socket.backlog); raise the sysctl for more")
         }
@@ -224,6 +225,7 @@ public final class Master {
             close(settingsFD)
             settingsFD = newFD
             outcome = .loaded(loaded.server, limits)
+            logger.info("reloaded: \(SigningSummary.line(values))")
         } catch {
             outcome = .failed("\(error)")
         }

@@ -48,12 +48,19 @@ extension CacheCommand {
                 throw ExitCode(1)
             }
             var failed = false
-            for outcome in tiers.purge(sourcePath: relative) {
+            let outcomes = tiers.purge(sourcePath: relative)
+            for outcome in outcomes {
                 Output.line(outcome.line)
                 if !outcome.ok {
                     failed = true
                     Diagnostics.fail("purge of \(relative) failed at \(outcome.target): \(outcome.answer)")
                 }
+            }
+            // A mistyped path purges nothing anywhere and would pass unnoticed: say so. A deleted
+            // source's variants are still purged (its file is gone but the disk held entries).
+            if tiers.namesNoSource(relative), outcomes.allSatisfy({ ($0.removed ?? 0) == 0 }) {
+                Diagnostics.fail("no source at \(relative) under \(settings.configuration.source.root), and the disk cache held nothing of it: check the path (relative to source.root, as in URLs)")
+                failed = true
             }
             if failed { throw ExitCode(1) }
         }

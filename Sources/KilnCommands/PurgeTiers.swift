@@ -1,3 +1,4 @@
+import Glibc
 import KilnFastCGI
 import KilnModel
 import KilnOrigins
@@ -26,6 +27,8 @@ struct PurgeTiers {
         var ok: Bool
         /// One line: what was removed, or the status and first line of the answer, or why it failed.
         var answer: String
+        /// Entries removed, where the target counts them (the local disk); nil elsewhere.
+        var removed: Int? = nil
         /// The report's line: `<target>: <answer>`; the local disk's says it as before this tier
         /// existed (`purged N entries (B) of <path> from <disk_path>`).
         var line: String { target == "disk" ? answer : "\(target): \(answer)" }
@@ -35,6 +38,15 @@ struct PurgeTiers {
     let logger: Logger
 
     var purge: PurgeConfiguration { configuration.purge }
+
+    /// Whether `sourcePath` names nothing this server could render: no file under `source.root`
+    /// and no configured origin as its first segment (a mistyped path, not a deleted source).
+    func namesNoSource(_ sourcePath: String) -> Bool {
+        let first = sourcePath.split(separator: "/").first.map(String.init) ?? ""
+        if configuration.origins.origins.contains(where: { $0.name == first }) { return false }
+        var st = stat()
+        return stat(configuration.source.root + "/" + sourcePath, &st) != 0
+    }
 
     /// Whether any tier besides the local disk is configured.
     var hasRemoteTiers: Bool { purge.hasTargets || sharedStoreConfigured }
@@ -46,7 +58,8 @@ struct PurgeTiers {
         if let disk = DiskCache(configuration.cache, logger: logger) {
             let removed = disk.purge(sourcePath: sourcePath)
             out.append(Outcome(target: "disk", ok: true,
-                               answer: "purged \(removed.entries) entries (\(Output.bytes(removed.bytes))) of \(sourcePath) from \(disk.path)"))
+                               answer: "purged \(removed.entries) entries (\(Output.bytes(removed.bytes))) of \(sourcePath) from \(disk.path)",
+                               removed: removed.entries))
         }
         let tag = SourceTag(sourcePath: sourcePath)
         let encoded = PurgeTiers.percentEncoded(sourcePath)

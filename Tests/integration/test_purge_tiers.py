@@ -312,3 +312,16 @@ def test_cli_purge_reaches_a_real_varnish(make_stack, disk, root):
         assert c.get(Y_URL).header("x-cache-edge") == "HIT"
     finally:
         v.cleanup()
+
+
+def test_cli_purge_of_a_mistyped_path_says_so_and_fails(disk, root):
+    """Issue 41: a path with no file under the root and nothing cached is a mistake, not a purge
+    (before: "purged 0 entries" and exit status 0); a deleted source's variants still purge."""
+    p = kiln(*purge_args(None, disk, root, "--source", "no/such/photo.jpg"), timeout=30)
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert "no source at no/such/photo.jpg under" in p.stderr and "check the path" in p.stderr, p.stderr
+    # The disk line is still printed: the purge ran.
+    assert p.stdout.startswith("purged 0 entries"), p.stdout
+    # An existing source with nothing cached: a plain purge of nothing, exit status 0.
+    ok = kiln(*purge_args(None, disk, root, "--source", X), timeout=30)
+    assert ok.returncode == 0 and ok.stderr == "", (ok.stdout, ok.stderr)

@@ -122,3 +122,25 @@ def test_units_are_checked_the_same_in_every_layer(tmp_path):
                            (["--set", "cache.disk_size_limit=1G"], {}, "cache.disk_size_limit")]:
         p = kiln("config", "dump", *args, env=env)
         assert p.returncode == 2 and key in p.stderr, (args, env, p.stderr)
+
+
+def test_check_runs_what_start_and_reload_run(tmp_path):
+    """Issue 41: `kiln config check` said ok for a missing watermark file, which the reload then
+    refused. It now reads and decodes every configured file as start does; a root that is not a
+    folder on this machine is a note, and the rest is still checked."""
+    mark = REPO.parent / "shared" / "corpus" / "pillow_transparent.webp"
+    cases = [
+        (f'[watermarks]\nlogo = "{tmp_path}/missing.png"\n', 2, "watermarks.logo"),
+        (f'[fallback]\nimage = "{tmp_path}/missing.png"\n', 2, "fallback.image"),
+        (f'[presets]\navatar = "rs:96:96:fill"\n[watermarks]\nlogo = "{mark}"\n', 0, ""),
+    ]
+    for text, status, key in cases:
+        conf = tmp_path / "kiln.toml"
+        conf.write_text(f'[source]\nroot = "{tmp_path / "no-such-root"}"\n' + text)
+        p = kiln("config", "check", conf)
+        assert p.returncode == status, (text, p.stdout, p.stderr)
+        assert "note: source.root" in p.stdout and "is not a folder here" in p.stdout, p.stdout
+        if status:
+            assert key in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+        else:
+            assert p.stdout.strip().endswith("ok"), p.stdout

@@ -57,9 +57,11 @@ extension CacheCommand {
                 }
             }
             // A mistyped path purges nothing anywhere and would pass unnoticed: say so. A deleted
-            // source's variants are still purged (its file is gone but the disk held entries).
-            if tiers.namesNoSource(relative), outcomes.allSatisfy({ ($0.removed ?? 0) == 0 }) {
-                Diagnostics.fail("no source at \(relative) under \(settings.configuration.source.root), and the disk cache held nothing of it: check the path (relative to source.root, as in URLs)")
+            // source's variants are still purged (its file is gone but a tier held them); where
+            // no tier counts what it removed, nothing is said.
+            if tiers.namesNoSource(relative), outcomes.allSatisfy({ ($0.removed ?? 0) == 0 }),
+               outcomes.contains(where: { $0.removed != nil }) {
+                Diagnostics.fail("no source at \(relative) under \(settings.configuration.source.root), and no cache held anything of it: check the path (relative to source.root, as in URLs)")
                 failed = true
             }
             if failed { throw ExitCode(1) }

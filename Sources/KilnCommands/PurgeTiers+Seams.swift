@@ -23,7 +23,7 @@ extension PurgeTiers {
         guard let store else { return nil }
         do throws(ObjectStoreError) {
             let deleted = try store.purge(sourcePath: sourcePath)
-            return Outcome(target: label, ok: true, answer: "deleted \(deleted) objects of \(sourcePath)")
+            return Outcome(target: label, ok: true, answer: "deleted \(deleted) objects of \(sourcePath)", removed: deleted)
         } catch {
             return Outcome(target: label, ok: false, answer: error.message)
         }

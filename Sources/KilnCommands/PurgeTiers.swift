@@ -27,7 +27,8 @@ struct PurgeTiers {
         var ok: Bool
         /// One line: what was removed, or the status and first line of the answer, or why it failed.
         var answer: String
-        /// Entries removed, where the target counts them (the local disk); nil elsewhere.
+        /// Entries or objects removed, where the target counts them (the local disk, the hosts,
+        /// the shared store); nil where it does not (edges, hooks).
         var removed: Int? = nil
         /// The report's line: `<target>: <answer>`; the local disk's says it as before this tier
         /// existed (`purged N entries (B) of <path> from <disk_path>`).
@@ -89,7 +90,10 @@ struct PurgeTiers {
         do throws(FastCGIClient.Failure) {
             let r = try FastCGIClient(address, timeout: purge.timeout)
                 .request("POST", uri, params: secret.isEmpty ? [] : [(PeerAccess.secretParam, secret)])
-            return Outcome(target: label, ok: r.status == 200, answer: "\(r.status) \(PurgeTiers.firstLine(r.text))")
+            let line = PurgeTiers.firstLine(r.text)
+            // "purged N entries (B bytes) of <path>" (Master+Purge.swift): what the host removed.
+            let removed = r.status == 200 ? line.split(separator: " ").dropFirst().first.flatMap { Int($0) } : nil
+            return Outcome(target: label, ok: r.status == 200, answer: "\(r.status) \(line)", removed: removed)
         } catch {
             return Outcome(target: label, ok: false, answer: error.description)
         }

@@ -77,6 +77,9 @@ RETRY_AFTER = 2  # cache.shared_retry_after
 
 # Sources of the store tests: copies of SOURCE under other names (another tag each).
 PURGED, KEPT, TAMPERED = "purge-x.jpg", "keep-y.jpg", "tamper.jpg"
+# The adapters' forms of test_hosts_ring.py read their own copy: the store's count of SOURCE's
+# variants (test_hosts_store.py) stays the signed variants'.
+ADAPTED = "adapted.jpg"
 
 
 ODD = ["odd dir/na me;1.jpg", "odd dir/%2e%2e.jpg", "odd dir/\u00e9t\u00e9.jpg"]
@@ -301,7 +304,7 @@ class Fleet:
         FLEET_SOURCE[0] = self.net.nginx_addr
         self.root = self.dir / "root"
         (self.root / "odd dir").mkdir(parents=True)
-        for name in [SOURCE, PURGED, KEPT, TAMPERED] + ODD:
+        for name in [SOURCE, PURGED, KEPT, TAMPERED, ADAPTED] + ODD:
             shutil.copyfile(root / SOURCE, self.root / name)
         os.chmod(self.root, 0o755)
         self.secret_file = self.dir / "peer-secret"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 
-from hostfleet import HOSTS, SOURCE, TOLERANCE, VARIANTS, sign, variant_path
+from hostfleet import ADAPTED, HOSTS, SOURCE, TOLERANCE, VARIANTS, sign, variant_path
 
 
 def test_distribution(fleet, distribution):
@@ -58,10 +58,10 @@ def test_adapted_forms_spread_and_keep_their_host(fleet, distribution):
     """Issue 36 §4: before, every `/_next/image?url=…` URL hashed to one host (36 URLs: 0/36/0)."""
     client = fleet.client()
     forms = {
-        "next": lambda w: f"/_next/image?url=%2F{SOURCE}&w={w}&q=75",
-        "cloudflare": lambda w: f"/cdn-cgi/image/width={w},quality=75/{SOURCE}",
-        "imgix": lambda w: f"/{SOURCE}?w={w}&q=75",
-        "native": lambda w: sign(f"/rs:{w}:0:fit/q:75/-/{SOURCE}"),
+        "next": lambda w: f"/_next/image?url=%2F{ADAPTED}&w={w}&q=75",
+        "cloudflare": lambda w: f"/cdn-cgi/image/width={w},quality=75/{ADAPTED}",
+        "imgix": lambda w: f"/{ADAPTED}?w={w}&q=75",
+        "native": lambda w: sign(f"/rs:{w}:0:fit/q:75/-/{ADAPTED}"),
     }
     # The widths Next.js allows (its deviceSizes and imageSizes): the adapter refuses others.
     widths = [16, 32, 48, 64, 96, 128, 256, 384, 640, 750, 828, 1080]

@@ -9,6 +9,21 @@
 KILN_ROOT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 KILN_BIN="${KILN_BIN:-$KILN_ROOT_DIR/.build/release/kiln}"
 
+# The pinned package versions live in scripts/Package.resolved (the repository's root holds only
+# what the layout names); SwiftPM reads them at the root, so every script that sources this file
+# puts them there before anything builds or resolves. A root copy that differs (a dependency
+# changed) is left alone, with a reminder to commit it.
+kiln_pin_packages() {
+    local pinned="$KILN_ROOT_DIR/scripts/Package.resolved" root="$KILN_ROOT_DIR/Package.resolved"
+    [ -f "$pinned" ] || return 0
+    if [ ! -f "$root" ]; then
+        cp "$pinned" "$root"
+    elif ! cmp -s "$pinned" "$root"; then
+        echo "note: Package.resolved differs from scripts/Package.resolved: after changing a dependency, copy it there and commit it" >&2
+    fi
+}
+kiln_pin_packages
+
 # Debian packages the build, scripts/run and the benchmarks need. nginx is handled apart: any of
 # nginx, nginx-light, nginx-core, nginx-full will do.
 KILN_APT_PACKAGES=(

@@ -448,7 +448,9 @@ kiln_stop_nginx() {
 #
 # Starts `kiln serve` in the background on the unix socket DIR/kiln.sock with mode 0666
 # (see the user decision above), logging to DIR/logs/kiln.log, records the master's PID in
-# DIR/kiln.master.pid and waits until the socket accepts connections.
+# DIR/kiln.master.pid and waits until the socket accepts connections. No disk cache unless the
+# arguments name one (--set cache.disk_path=...; later settings win): kiln's default, kiln-cache
+# in the working folder, would land in the repository.
 kiln_start_serve() {
     local dir="$1" root="$2" workers="${3:-2}"
     shift 3 || shift $#
@@ -457,7 +459,7 @@ kiln_start_serve() {
     mkdir -p "$dir/logs"
     rm -f "$dir/kiln.sock"
     "$KILN_BIN" serve --listen "unix:$dir/kiln.sock" --workers "$workers" --root "$root" \
-        --socket-mode 0666 "$@" </dev/null 2>>"$dir/logs/kiln.log" &
+        --socket-mode 0666 --set cache.disk_path= "$@" </dev/null 2>>"$dir/logs/kiln.log" &
     echo $! >"$dir/kiln.master.pid"
     local pid
     pid="$(cat "$dir/kiln.master.pid")"

@@ -18,10 +18,10 @@ struct CacheCommand: ParsableCommand {
 
     /// The disk cache the settings name, or a one-line error and exit status 1 when none is set.
     static func openDisk(_ options: SettingsOptions, role: String) throws -> (DiskCache, Logger) {
-        let settings = try Settings.loadOrExit(options)
+        let settings = try Settings.loadForTools(options)
         let caching = settings.configuration.cache
         guard caching.diskEnabled else {
-            Diagnostics.fail("no disk cache configured: set cache.disk_path (--set cache.disk_path=/var/cache/kiln, KILN_CACHE_DISK_PATH or the [cache] section)")
+            Diagnostics.fail(Settings.noDiskCache)
             throw ExitCode(1)
         }
         let logger = Diagnostics.bootstrapLogging(settings.log.level, role: role)

@@ -29,8 +29,11 @@ extension CacheCommand {
 
         func run() throws {
             guard let source else {
-                let (disk, _) = try CacheCommand.openDisk(options, role: "cache")
-                let removed = disk.purgeAll()
+                let (disk, logger) = try CacheCommand.openDisk(options, role: "cache")
+                let settings = try Settings.loadForTools(options)
+                // Through the running server of this folder when there is one (it logs the purge).
+                let tiers = PurgeTiers(configuration: settings.configuration, logger: logger)
+                let removed = tiers.purgeAllThroughLocalServer(diskPath: disk.path) ?? disk.purgeAll()
                 Output.line("purged \(removed.entries) entries (\(Output.bytes(removed.bytes))) from \(disk.path)")
                 return
             }
@@ -40,7 +43,7 @@ extension CacheCommand {
                 Diagnostics.fail("--source needs a path relative to the root, such as photos/cat.jpg")
                 throw ExitCode(1)
             }
-            let settings = try Settings.loadOrExit(options)
+            let settings = try Settings.loadForTools(options)
             let logger = Diagnostics.bootstrapLogging(settings.log.level, role: "cache")
             let tiers = PurgeTiers(configuration: settings.configuration, logger: logger)
             guard settings.configuration.cache.diskEnabled || tiers.hasRemoteTiers else {

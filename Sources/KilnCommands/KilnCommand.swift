@@ -15,7 +15,7 @@ public struct KilnCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "kiln",
         abstract: "A server-side image pipeline behind nginx (FastCGI).",
-        subcommands: [Serve.self, ProcessCommand.self, CacheCommand.self, WarmCommand.self, SignCommand.self, SrcsetCommand.self, HealthCommand.self, ConfigCommand.self, VersionCommand.self, BenchResampleCommand.self, BenchPlanCommand.self])
+        subcommands: [Serve.self, ProcessCommand.self, CacheCommand.self, WarmCommand.self, SignCommand.self, SrcsetCommand.self, HealthCommand.self, ReloadCommand.self, ConfigCommand.self, VersionCommand.self, BenchResampleCommand.self, BenchPlanCommand.self])
 }
 
 /// Options shared by `serve`, `process`, `cache`, `warm` and `config dump`. Each named
@@ -36,6 +36,9 @@ struct SettingsOptions: ParsableArguments {
     @Option(name: .customLong("socket-mode"), help: SettingsOptions.help(ServerConfiguration.Key.socketMode.info, valueName: "mode"))
     var socketMode: String?
 
+    @Option(name: .customLong("socket-group"), help: SettingsOptions.help(ServerConfiguration.Key.socketGroup.info, valueName: "group"))
+    var socketGroup: String?
+
     @Option(name: .customLong("set"), help: ArgumentHelp("Any setting, repeatable: --set server.max_requests=1000 (keys: kiln serve --help, kiln config dump).", valueName: "section.key=value"))
     var settings: [String] = []
 
@@ -55,6 +58,7 @@ struct SettingsOptions: ParsableArguments {
         if let workers { out.append(ConfigOverride(ServerConfiguration.Key.workers, value: workers)) }
         if let root { out.append(ConfigOverride(SourceConfiguration.Key.root, value: root)) }
         if let socketMode { out.append(ConfigOverride(ServerConfiguration.Key.socketMode, value: socketMode)) }
+        if let socketGroup { out.append(ConfigOverride(ServerConfiguration.Key.socketGroup, value: socketGroup)) }
         if let logLevel { out.append(ConfigOverride(LogConfiguration.Key.level, value: logLevel)) }
         return out
     }
@@ -78,6 +82,23 @@ struct Settings {
         try HandlerFactory(processors: BuildProcessors.registry).validate(settings.configuration)
         return settings
     }
+
+    /// `loadOrExit` for the commands that use the server's disk cache (`cache`, `warm`): when no
+    /// setting names a folder and the default one (`kiln-cache` in the working folder) does not
+    /// exist, there is no disk cache to use: tools never create the default folder elsewhere.
+    static func loadForTools(_ options: SettingsOptions) throws -> Settings {
+        var settings = try loadOrExit(options)
+        let caching = settings.configuration.cache
+        var st = stat()
+        if caching.diskEnabled, caching.diskPathIsDefault, stat(caching.diskPath, &st) != 0 {
+            settings.configuration.cache.diskPath = ""
+        }
+        return settings
+    }
+
+    /// Why a tool has no disk cache to use.
+    static let noDiskCache = "no disk cache: cache.disk_path is empty, or the default folder (kiln-cache in the working folder, or $CACHE_DIRECTORY) does not exist here; "
+        + "run where kiln serve runs, or set cache.disk_path (--set cache.disk_path=/var/cache/kiln, KILN_CACHE_DISK_PATH or the [cache] section)"
 
     /// `load`, or the one-line error on stderr and exit status 2.
     static func loadOrExit(_ options: SettingsOptions) throws -> Settings {

@@ -11,7 +11,8 @@ import Logging
 ///
 /// 1. the shared store (`cache.shared`): every object under `<prefix><SourceTag.hex>/`; first, so
 ///    no host refills its disk from it;
-/// 2. the local disk cache, and through its purge journal the local workers' memory;
+/// 2. the local disk cache, and through its purge journal the local workers' memory (through
+///    the running server when there is one, which logs it: `PurgeTiers+Local.swift`);
 /// 3. every host of `purge.hosts`: `POST /_kiln/purge?source=<path>` on its master's status
 ///    socket with `server.peer_secret` (the master does 2. on its host);
 /// 4. every edge of `purge.varnish`: `PURGE /` with `xkey: <SourceTag.headerValue>`;
@@ -56,12 +57,7 @@ struct PurgeTiers {
     func purge(sourcePath: String) -> [Outcome] {
         var out: [Outcome] = []
         if let shared = purgeSharedStore(sourcePath) { out.append(shared) }
-        if let disk = DiskCache(configuration.cache, logger: logger) {
-            let removed = disk.purge(sourcePath: sourcePath)
-            out.append(Outcome(target: "disk", ok: true,
-                               answer: "purged \(removed.entries) entries (\(Output.bytes(removed.bytes))) of \(sourcePath) from \(disk.path)",
-                               removed: removed.entries))
-        }
+        if let disk = purgeLocalDisk(sourcePath) { out.append(disk) }
         let tag = SourceTag(sourcePath: sourcePath)
         let encoded = PurgeTiers.percentEncoded(sourcePath)
         let secret = (try? configuration.server.resolvedPeerSecret()) ?? ""
@@ -83,13 +79,8 @@ struct PurgeTiers {
     /// `POST uri` to a master's status socket.
     func purgeHost(_ host: ListenAddress, uri: String, secret: String) -> Outcome {
         let label = "host \(host)"
-        let address: FastCGIClient.Address = switch host {
-        case let .unix(path): .unix(path: path)
-        case let .tcp(h, port): .tcp(host: h, port: port)
-        }
         do throws(FastCGIClient.Failure) {
-            let r = try FastCGIClient(address, timeout: purge.timeout)
-                .request("POST", uri, params: secret.isEmpty ? [] : [(PeerAccess.secretParam, secret)])
+            let r = try StatusSocket(host, secret: secret).request("POST", uri, timeout: purge.timeout)
             let line = PurgeTiers.firstLine(r.text)
             // "purged N entries (B bytes) of <path>" (Master+Purge.swift): what the host removed.
             let removed = r.status == 200 ? line.split(separator: " ").dropFirst().first.flatMap { Int($0) } : nil

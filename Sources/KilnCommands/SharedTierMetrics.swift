@@ -16,16 +16,10 @@ struct SharedTierMetrics {
 
     /// Nil when the settings name no status socket (`status_listen = off`).
     static func read(_ server: ServerConfiguration, timeout: Double = 3) -> SharedTierMetrics? {
-        guard let listen = server.statusAddress else { return nil }
-        let address: FastCGIClient.Address = switch listen {
-        case let .unix(path): .unix(path: path)
-        case let .tcp(host, port): .tcp(host: host, port: port)
-        }
-        var out = SharedTierMetrics(address: listen.description)
-        let secret = (try? server.resolvedPeerSecret()) ?? ""
+        guard let socket = StatusSocket(server) else { return nil }
+        var out = SharedTierMetrics(address: socket.address.description)
         do throws(FastCGIClient.Failure) {
-            let r = try FastCGIClient(address, timeout: timeout)
-                .request("GET", "/_kiln/metrics", params: secret.isEmpty ? [] : [(PeerAccess.secretParam, secret)])
+            let r = try socket.request("GET", "/_kiln/metrics", timeout: timeout)
             guard r.status == 200 else {
                 out.problem = "\(r.status) \(PurgeTiers.firstLine(r.text))"
                 return out

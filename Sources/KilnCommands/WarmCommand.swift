@@ -40,10 +40,10 @@ struct WarmCommand: ParsableCommand {
     }
 
     func run() throws {
-        let settings = try Settings.loadOrExit(options)
+        let settings = try Settings.loadForTools(options)
         let caching = settings.configuration.cache
         guard caching.diskEnabled else {
-            Diagnostics.fail("no disk cache configured: set cache.disk_path to warm it")
+            Diagnostics.fail(Settings.noDiskCache)
             throw ExitCode(2)
         }
         let text: String

@@ -34,6 +34,22 @@ import Testing
         }
     }
 
+    /// The refusal quotes the option as the URL wrote it (`w:300`), not its canonical step
+    /// (`rs:300:0:fit`); a preset is quoted by its name.
+    @Test func refusedStepsAreQuotedAsWritten() {
+        let presets = SpecParser(presets: ["card": "rs:600:400:fill"])
+        for (parser, path, quoted) in [(parser, "/f:blurhash/w:300/a.jpg", "w:300"), (parser, "/w:300/h:200/f:thumbhash/a.jpg", "w:300"),
+                                       (parser, "/f:blurhash/gs/a.jpg", "gs"), (presets, "/f:blurhash/pr:card/a.jpg", "pr:card")] {
+            do {
+                _ = try parser.parse(path)
+                Issue.record("\(path) parsed")
+            } catch {
+                guard case let .invalidOption(segment, reason) = error else { Issue.record("\(path): \(error)"); continue }
+                #expect(segment == quoted && reason.contains("takes no processing step"), "\(path): \(segment): \(reason)")
+            }
+        }
+    }
+
     @Test func optionNamesAreKnownToThePolicy() {
         #expect(SpecParser.canonicalOptionName("ph") == "placeholders")
         #expect(SpecParser.canonicalOptionName("bh") == "blurhash")

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import KilnTestBytes
 import KilnTestSupport
@@ -169,7 +170,12 @@ import KilnModel
         let d = try CacheConfiguration(ConfigValues())
         #expect(d == CacheConfiguration())
         #expect(d.memoryCostLimit == 64 << 20 && d.memoryCountLimit == 1000 && d.memoryTTL == 600)
-        #expect(!d.diskEnabled && d.diskSizeLimit == 1 << 30 && d.diskLowWater == 0.9)
+        // The disk cache is on by default: `$CACHE_DIRECTORY`, else kiln-cache in the working folder.
+        let cwd = FileManager.default.currentDirectoryPath
+        let expected = ProcessInfo.processInfo.environment["CACHE_DIRECTORY"].map { String($0.split(separator: ":")[0]) } ?? (cwd == "/" ? "" : cwd) + "/kiln-cache"
+        #expect(d.diskEnabled && d.diskPath == expected && d.diskPathIsDefault)
+        #expect(d.diskSizeLimit == 1 << 30 && d.diskLowWater == 0.9)
+        #expect(try !CacheConfiguration(ConfigValues(["cache.disk_path": ""], origin: "file")).diskEnabled, "empty turns it off")
         #expect(d.lockTimeout == 10 && d.negativeTTL == 10 && d.store == .final && d.storesFinal)
 
         let c = try CacheConfiguration(ConfigValues([

@@ -14,7 +14,7 @@ import KilnOrigins
     @Test func defaults() throws {
         let c = try ServerConfiguration(ConfigValues())
         #expect(c == ServerConfiguration())
-        #expect(c.listen == .unix(path: "/tmp/kiln.sock"))
+        #expect(c.listen == .unix(path: "/run/kiln/kiln.sock"))
         #expect(c.workers >= 1 && c.workers <= 256)
         #expect(c.workers <= sysconf(Int32(_SC_NPROCESSORS_ONLN)))
         #expect(c.socketMode == 0o660)

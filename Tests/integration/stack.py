@@ -130,6 +130,10 @@ class KilnStack:
                "--root", str(self.root)]
         if self.socket_mode:
             cmd += ["--socket-mode", self.socket_mode]
+        # The tests were written for a server without a disk cache unless they name one; the
+        # default disk cache (kiln-cache in the working folder) is what test_readme_run checks.
+        if not any("cache.disk_path" in a for a in self.extra_args) and not {"KILN_CACHE_DISK_PATH", "CACHE_DIRECTORY"} & set(self.env):
+            cmd += ["--set", "cache.disk_path="]
         cmd += self.extra_args
         env = dict(os.environ)
         env.update(self.env)

@@ -172,7 +172,7 @@ def test_a_bad_fallback_file_stops_the_start(tmp_path, what):
         fb.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 64)
     env = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
     p = subprocess.run([str(KILN_BIN), "serve", "--listen", f"unix:{tmp_path / 'k.sock'}", "--root", str(tmp_path),
-                        "--set", f"fallback.broken={fb}"],
+                        "--set", f"fallback.broken={fb}", "--set", "cache.disk_path="],
                        capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL, env=env)
     assert p.returncode == 2, (p.returncode, p.stderr)
     lines = [l for l in p.stderr.splitlines() if l.strip()]

@@ -55,7 +55,7 @@ class Hosts:
                 self.procs.append(subprocess.Popen(
                     [str(KILN_BIN), "serve", "--listen", f"127.0.0.1:{port}", "--workers", "2", "--root", str(root),
                      "--set", f"server.status_listen=127.0.0.1:{status}", "--set", f"server.peer_secret={SECRET}",
-                     "--set", "server.shutdown_timeout=2s", "--set", "cache.memory_cost_limit=0", *SLEEP_ON],
+                     "--set", "server.shutdown_timeout=2s", "--set", "cache.memory_cost_limit=0", "--set", "cache.disk_path=", *SLEEP_ON],
                     stdin=subprocess.DEVNULL, stdout=f, stderr=f))
             self.logs.append(log)
             self.ports.append((port, status))

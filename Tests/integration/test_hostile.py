@@ -61,7 +61,7 @@ def test_pid_file_symlink_refuses_the_start(environment_ok, root, tmp_path):
     link.symlink_to(target)
     sock = tmp_path / "kiln.sock"
     r = subprocess.run([str(KILN_BIN), "serve", "--listen", f"unix:{sock}", "--workers", "1",
-                        "--root", str(root), "--set", f"server.pid_file={link}"],
+                        "--root", str(root), "--set", f"server.pid_file={link}", "--set", "cache.disk_path="],
                        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
     out = r.stdout + r.stderr
     assert r.returncode != 0, out

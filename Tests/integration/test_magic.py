@@ -31,7 +31,7 @@ def test_serve_refuses_to_start_without_the_magic_database(tmp_path):
     exits non-zero at start, and the master's crash-loop guard paces the restarts)."""
     magic = bogus_magic(tmp_path)
     sock = tmp_path / "kiln.sock"
-    r = subprocess.run([str(KILN_BIN), "serve", "--listen", f"unix:{sock}", "--workers", "1", "--root", str(BENCH)],
+    r = subprocess.run([str(KILN_BIN), "serve", "--listen", f"unix:{sock}", "--workers", "1", "--root", str(BENCH), "--set", "cache.disk_path="],
                        capture_output=True, text=True, timeout=60, env={"MAGIC": str(magic), "PATH": "/usr/bin:/bin"})
     assert r.returncode == 2, f"kiln serve did not refuse to start (exit {r.returncode}): {r.stderr[-2000:]}"
     # Kiln's own reason is one line (libmagic prints its parse warnings before it), not a trap.

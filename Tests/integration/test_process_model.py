@@ -245,7 +245,7 @@ def _serve_must_fail(args: list[str]) -> subprocess.CompletedProcess:
     """Runs `kiln serve ...` that must exit at start; kills it (and its workers) if it does not."""
     from helpers import KILN_BIN
     from stack import child_pids
-    p = subprocess.Popen([str(KILN_BIN), "serve", *args], stdin=subprocess.DEVNULL,
+    p = subprocess.Popen([str(KILN_BIN), "serve", "--set", "cache.disk_path=", *args], stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         out, err = p.communicate(timeout=20)

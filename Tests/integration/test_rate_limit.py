@@ -62,10 +62,10 @@ def test_shipped_files(environment_ok, tmp_path):
     doc = (NGINX_DIR.parent / "docs" / "deploy.md").read_text()
     assert f"burst={BURST} nodelay" in doc and f"rate={RATE:g}r/s" in doc, "docs/deploy.md's rate limit numbers"
     site = (NGINX_DIR / "kiln.conf").read_text()
-    site, n = re.subn(r"^(\s*)# include /etc/nginx/kiln-rate-limit.conf;",
+    site, n = re.subn(r"^(\s*)# include kiln-rate-limit.conf;",
                       rf"\1include {NGINX_DIR / 'kiln-rate-limit.conf'};", site, flags=re.M)
-    assert n == 1, "nginx/kiln.conf: the commented `# include /etc/nginx/kiln-rate-limit.conf;` line"
-    site = site.replace("/etc/nginx/kiln-locations.conf", str(NGINX_DIR / "kiln-locations.conf"))
+    assert n == 1, "nginx/kiln.conf: the commented `# include kiln-rate-limit.conf;` line"
+    site = site.replace("include kiln-locations.conf;", f"include {NGINX_DIR / 'kiln-locations.conf'};")
     site = site.replace("listen 8080;", "listen 127.0.0.1:1;")
     (tmp_path / "kiln.conf").write_text(site)
     (tmp_path / "nginx.conf").write_text(

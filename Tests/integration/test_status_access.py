@@ -29,7 +29,7 @@ def test_status_socket_over_tcp_asks_for_the_peer_secret(root, tmp_path):
         while port >= 65_534:
             port = free_port()
         kiln = subprocess.Popen([str(KILN_BIN), "serve", "--listen", f"127.0.0.1:{port}", "--workers", "1", "--root", str(root),
-                                 "--set", f"server.peer_secret={SECRET}"], stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+                                 "--set", f"server.peer_secret={SECRET}", "--set", "cache.disk_path="], stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         deadline = time.monotonic() + 20
         while kiln.poll() is None:
             try:

@@ -31,6 +31,9 @@ struct RequestBuilder {
     var resizeIndex: Int?
     /// Crops written without a gravity: they take the request's `g:`.
     var cropsWithoutGravity: Set<Int> = []
+    /// The first segment, as the client wrote it (`w:300`, `pr:card`), that added a processing
+    /// step: what a refusal of processing quotes, rather than the step's canonical form.
+    var firstStepSegment: String?
 
     mutating func append(_ operation: Operation) {
         operations.append(operation)
@@ -164,7 +167,7 @@ struct RequestBuilder {
             throw .invalidOption(segment: "blurhash:\(c.x):\(c.y)", reason: "applies to f:blurhash and f:json/placeholders:1 only")
         }
         if document != .json, let first = trim.map({ Operation.trim($0) }) ?? operations.first {
-            throw .invalidOption(segment: first.canonical, reason: "f:\(document.rawValue) describes the source image and takes no processing step")
+            throw .invalidOption(segment: firstStepSegment ?? first.canonical, reason: "f:\(document.rawValue) describes the source image and takes no processing step")
         }
         var kept = OutputOptions()
         kept.document = document

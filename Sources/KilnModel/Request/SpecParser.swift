@@ -59,7 +59,11 @@ public struct SpecParser: Sendable {
             let raw = segments[index]
             if raw == "-" { index += 1; break }
             let segment = isDecoded ? String(raw) : try PathDecoding.decodeSegment(raw)
+            let steps = (builder.operations.count, builder.trim == nil)
             guard try parseOption(segment, into: &builder, presetDepth: 0) else { break }
+            if builder.firstStepSegment == nil, steps != (builder.operations.count, builder.trim == nil) {
+                builder.firstStepSegment = segment
+            }
             index += 1
             guard index - segments.startIndex <= maxOptions else {
                 throw .invalidOption(segment: "option \(maxOptions + 1)", reason: "at most \(maxOptions) options per URL")

@@ -1,4 +1,5 @@
 import KilnModel
+import Glibc
 
 /// `[cache]`: the memory cache of each worker and the disk cache shared by all workers (and by
 /// every `kiln serve` on the host that uses the same folder).
@@ -49,9 +50,10 @@ public struct CacheConfiguration: ConfigSection, Equatable {
         public static let memoryTTL = Setting.duration("cache.memory_ttl", default: 600, in: 0...604_800,
                                                        doc: "how long a memory entry lives (0: no age limit)")
         public static let diskPath = Setting.text(
-            "cache.disk_path", default: "", expected: "an absolute folder path, or empty for no disk cache",
-            doc: "folder of the disk cache shared by all workers (and by every `kiln serve` on the host that names it); empty: no disk cache and no cross-worker deduplication",
+            "cache.disk_path", default: CacheConfiguration.defaultDiskPath, expected: "an absolute folder path, or empty for no disk cache",
+            doc: "folder of the disk cache shared by all workers (and by every `kiln serve` on the host that names it), created when missing; empty: no disk cache and no cross-worker deduplication",
             check: { $0.isEmpty || $0.hasPrefix("/") })
+            .defaultText("`$CACHE_DIRECTORY` (systemd's `CacheDirectory=`), else `kiln-cache` in the working folder")
         public static let diskSizeLimit = Setting.size("cache.disk_size_limit", default: 1 << 30, in: (1 << 20)...(1 << 50),
                                                        doc: "bytes of entries before the sweep evicts least recently used ones")
         public static let diskLowWater = Setting.fraction("cache.disk_low_water", default: 0.9, in: 0.1...1.0,
@@ -82,6 +84,23 @@ public struct CacheConfiguration: ConfigSection, Equatable {
     ]
 
     public init() {}
+
+    /// The disk cache's folder when no setting names one: the first folder of `$CACHE_DIRECTORY`
+    /// (set by systemd for a unit with `CacheDirectory=kiln`), else `kiln-cache` in the working
+    /// folder. Workers are spawned with the master's environment and working folder, so every
+    /// process of one server resolves the same folder.
+    public static var defaultDiskPath: String {
+        if let raw = getenv("CACHE_DIRECTORY"), let first = String(validatingCString: raw)?.split(separator: ":").first, first.hasPrefix("/") {
+            return String(first)
+        }
+        guard let cwd = getcwd(nil, 0) else { return "" }
+        defer { free(cwd) }
+        let folder = String(cString: cwd)
+        return folder == "/" ? "/kiln-cache" : folder + "/kiln-cache"
+    }
+
+    /// Whether the disk cache is the default one (no setting named a folder).
+    public var diskPathIsDefault: Bool { diskPath == Key.diskPath.defaultValue }
 
     /// Whether there is a disk cache at all.
     public var diskEnabled: Bool { !diskPath.isEmpty }

@@ -20,6 +20,9 @@ public struct HandlerFactory: Sendable {
     /// Runs in the master before any worker starts (and on SIGHUP): throw to refuse the settings
     /// (a missing root, a bad preset, a shared result store without credentials).
     public func validate(_ configuration: KilnConfiguration) throws(ConfigError) {
+        // Without the disk cache: a check makes no folder (the default one is in the working folder).
+        var configuration = configuration
+        configuration.cache.diskPath = ""
         let pipeline = try configuration.pipeline(processors: processors.addingSleepProcessor(if: configuration.debug.sleepProcessor)).makePipeline()
         try configuration.fallback.validate(with: pipeline)
         _ = try HandlerFactory.sharedStore(configuration, Logger(label: "kiln.shared"))

@@ -63,6 +63,7 @@ public final class ListeningSocket {
     static func openUnix(path: String, _ c: ServerConfiguration, backlog: Int) throws(ListenError) -> ListeningSocket {
         let address = ListenAddress.unix(path: path)
         let (uid, gid) = try resolveOwnership(c)
+        try makeFolder(of: path, address)
         try removeStaleSocket(path, address)
 
         var sa = sockaddr_un()
@@ -83,7 +84,8 @@ public final class ListeningSocket {
         guard rc == 0 else {
             let e = Errno.current
             _ = Glibc.close(fd)
-            throw ListenError(address, "bind: \(Errno.text(e))")
+            let hint = e == EACCES ? ": the user running kiln may not write in \(folder(of: path)); " + folderHint(path) : ""
+            throw ListenError(address, "bind: \(Errno.text(e))\(hint)")
         }
         var st = stat()
         guard lstat(path, &st) == 0 else {
@@ -104,6 +106,28 @@ public final class ListeningSocket {
             throw ListenError(address, "listen: \(Errno.text(Errno.current))")
         }
         return socket
+    }
+
+    /// Creates the socket's folder when it is missing (one level, mode 0755: the default
+    /// `/run/kiln` when kiln runs as root), so the default `listen` works out of the box; a
+    /// folder kiln may not create is an error that says how to make it.
+    static func makeFolder(of path: String, _ address: ListenAddress) throws(ListenError) {
+        let dir = folder(of: path)
+        var st = stat()
+        guard stat(dir, &st) != 0 else { return }
+        guard mkdir(dir, 0o755) == 0 || Errno.current == EEXIST else {
+            throw ListenError(address, "cannot create the socket's folder \(dir): \(Errno.text(Errno.current)); " + folderHint(path))
+        }
+    }
+
+    static func folder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// What to do when the socket's folder is not kiln's to write in.
+    static func folderHint(_ path: String) -> String {
+        "create it for that user (sudo install -d -o \"$(id -un)\" -g www-data -m 0750 \(folder(of: path))) or listen elsewhere (--listen unix:/tmp/kiln/kiln.sock)"
     }
 
     /// Removes a socket file nobody accepts on (left by a killed server); refuses anything else.

@@ -2,8 +2,10 @@ import KilnHTTP
 import KilnModel
 import KilnPipeline
 
-/// `POST /_kiln/purge?source=<percent-encoded path>` on the status socket: how
-/// `kiln cache purge --source` on one host reaches every other host of the fleet (`purge.hosts`).
+/// `POST /_kiln/purge?source=<percent-encoded path>` (or `?all=1`) on the status socket: how
+/// `kiln cache purge --source` on one host reaches every other host of the fleet (`purge.hosts`),
+/// and its own host's server (with `disk=<its folder>`, refused when the server's differs), so the
+/// server logs every purge as one line.
 /// The master removes the source's entries from its disk cache (`DiskCache.purge(sourcePath:)`),
 /// which appends the source to the purge journal, so each worker drops it from its memory when
 /// its next request begins. `server.allowed_peers` and `server.peer_secret` were checked before
@@ -21,16 +23,31 @@ extension Master {
         guard request.method == "POST" else {
             return Master.textResponse(405, "method \(request.method) not allowed on \(Master.purgePath); use POST", extra: [(HeaderName.allow, "POST")])
         }
-        let sourcePath: String
-        switch Master.purgeSource(query: request.uri.split(separator: "?", maxSplits: 1).dropFirst().first ?? "") {
-        case .success(let path): sourcePath = path
-        case .failure(let refusal): return Master.textResponse(400, refusal.message)
+        let query = request.uri.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
+        let pairs = query.split(separator: "&")
+        let everything = pairs.contains("all=1")
+        var sourcePath = ""
+        if !everything {
+            switch Master.purgeSource(query: query) {
+            case .success(let path): sourcePath = path
+            case .failure(let refusal): return Master.textResponse(400, refusal.message)
+            }
         }
         guard let caching = try? CacheConfiguration(values), let disk = DiskCache(caching, logger: logger) else {
             return Master.textResponse(409, "no disk cache on this host (cache.disk_path is empty): nothing to purge")
         }
+        // `kiln cache purge` on this host names its folder: another server's is not this one's to purge.
+        if let raw = pairs.first(where: { $0.hasPrefix("disk=") })?.dropFirst("disk=".count),
+           (try? PathDecoding.decodeSegment(raw)) != disk.path {
+            return Master.textResponse(409, "this server's disk cache is \(disk.path), not the one named")
+        }
+        if everything {
+            let removed = disk.purgeAll()
+            logger.notice("purge of every entry: removed \(removed.entries) disk cache entries (\(removed.bytes) bytes); every worker empties its memory cache at its next request")
+            return Master.textResponse(200, "purged \(removed.entries) entries (\(removed.bytes) bytes) of everything")
+        }
         let removed = disk.purge(sourcePath: sourcePath)
-        logger.notice("purged \(removed.entries) disk cache entries (\(removed.bytes) bytes) of \(sourcePath) for a peer")
+        logger.notice("purge of \(sourcePath): removed \(removed.entries) disk cache entries (\(removed.bytes) bytes); every worker drops it from memory at its next request")
         return Master.textResponse(200, "purged \(removed.entries) entries (\(removed.bytes) bytes) of \(sourcePath)")
     }
 

@@ -38,6 +38,8 @@ extension Master {
     }
 
     struct StatusPage: Codable {
+        /// The master's process id (`kiln reload` sends it SIGHUP).
+        var pid: Int32
         var uptimeSeconds: Double
         var generation: Int
         var workersConfigured: Int
@@ -50,6 +52,9 @@ extension Master {
         /// How long the oldest of them has waited at least (`QueueWaitTracker`), seconds.
         var oldestQueuedSeconds: Double?
         var workers: [WorkerStatus]
+        /// Reloads (SIGHUP) since start, and why the last one was refused (absent when it took).
+        var reloads: Int
+        var lastReloadError: String?
     }
 
     func statusPage() -> StatusPage {
@@ -73,11 +78,12 @@ extension Master {
             oldest = supervisor.overload.oldestWait(now: Master.now(), accepted: scoreboard.global(.acceptedConnections),
                                                     queued: queued).rounded(toPlaces: 2)
         }
-        return StatusPage(uptimeSeconds: (Master.now() - startedAt).rounded(toPlaces: 1), generation: supervisor.generation,
+        return StatusPage(pid: getpid(), uptimeSeconds: (Master.now() - startedAt).rounded(toPlaces: 1), generation: supervisor.generation,
                           workersConfigured: configuration.workers, answered: exporter.answered, shed: exporter.shed,
                           diskCacheBytes: swept ? scoreboard?.global(.diskBytes) : nil,
                           diskCacheEntries: swept ? scoreboard?.global(.diskEntries) : nil,
-                          listenQueue: queued, oldestQueuedSeconds: oldest, workers: list)
+                          listenQueue: queued, oldestQueuedSeconds: oldest, workers: list,
+                          reloads: reloads, lastReloadError: lastReloadError)
     }
 
     func statusPageResponse(json: Bool) -> HTTPResponse {

@@ -60,6 +60,10 @@ public final class Master {
     let exporter = MetricsExporter()
     let startedAt = Master.now()
     var writtenPidFile: String?
+    /// Reloads run so far and the last one's refusal (nil: it took), for `/_kiln/status` and
+    /// `kiln reload`, which waits for `reloads` to move.
+    var reloads = 0
+    var lastReloadError: String?
     /// Set by the supervisor's `.exit`: the loop ends.
     var exitStatus: Int32?
 
@@ -120,10 +124,15 @@ public final class Master {
         let mode = configuration.listen.unixPath == nil ? "" : " mode 0\(String(configuration.socketMode, radix: 8))"
         logger.info("master \(getpid()) listening on \(configuration.listen)\(mode), backlog \(socket.backlog); starting \(configuration.workers) workers")
         logger.info("\(SigningSummary.line(values))")
+        logger.info("\(CacheSummary.line(values))")
         if socket.backlog < configuration.backlog {
             logger.notice("server.backlog \(configuration.backlog) is more than the kernel allows (net.core.somaxconn = \(socket.backlog)): the listen queue holds \(socket.backlog); raise the sysctl for more")
         }
         if let statusSocket { logger.info("master answers /_kiln/health on \(statusSocket.address)") }
+        if let path = configuration.listen.unixPath, let access = SocketAccess(path: path) {
+            logger.info("\(access.line)")
+            if let warning = access.warning { logger.warning("\(warning)") }
+        }
         feed(.start(boards: scoreboard?.slots ?? 1))
 
         while exitStatus == nil {
@@ -226,9 +235,12 @@ public final class Master {
             settingsFD = newFD
             outcome = .loaded(loaded.server, limits)
             logger.info("reloaded: \(SigningSummary.line(values))")
+            logger.info("reloaded: \(CacheSummary.line(values))")
         } catch {
             outcome = .failed("\(error)")
         }
+        reloads += 1
+        if case let .failed(reason) = outcome { lastReloadError = reason } else { lastReloadError = nil }
         feed(.reloaded(outcome))
     }
 

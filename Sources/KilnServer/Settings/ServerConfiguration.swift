@@ -57,8 +57,8 @@ public struct ServerConfiguration: ConfigSection, Equatable {
     /// The `[server]` keys: the one place their names, types, defaults and ranges are written.
     public enum Key {
         public static let listen = Setting<ListenAddress>.custom(
-            "server.listen", default: .unix(path: "/tmp/kiln.sock"), type: "address", expected: ListenAddress.forms,
-            doc: "`unix:/path/kiln.sock` or `127.0.0.1:9000` / `[::1]:9000`",
+            "server.listen", default: .unix(path: "/run/kiln/kiln.sock"), type: "address", expected: ListenAddress.forms,
+            doc: "`unix:/path/kiln.sock` (its folder is created when missing, as `/run/kiln` by root) or `127.0.0.1:9000` / `[::1]:9000`; nginx/kiln.conf connects to the default",
             parse: { try? ListenAddress(parsing: $0) }, format: { $0.description }).flag("listen")
         public static let workers = Setting.count("server.workers", default: ServerConfiguration.defaultWorkers, in: 1...256,
                                                    doc: "number of worker processes").flag("workers").defaultText("one per core")
@@ -71,7 +71,7 @@ public struct ServerConfiguration: ConfigSection, Equatable {
                                                      check: { ServerConfiguration.isAccountName($0) })
         public static let socketGroup = Setting.text("server.socket_group", default: "", expected: "a group name such as www-data, or empty",
                                                      doc: "group of the unix socket, e.g. `www-data` so nginx can connect; empty: unchanged",
-                                                     check: { ServerConfiguration.isAccountName($0) })
+                                                     check: { ServerConfiguration.isAccountName($0) }).flag("socket-group")
         public static let backlog = Setting.count(
             "server.backlog", default: ListenBacklog.defaultValue, in: 1...65_535,
             doc: "listen queue length: connections wait there while every worker is busy, until `queue_timeout` answers them; more than `net.core.somaxconn` is cut to it (logged)")

@@ -1,0 +1,63 @@
+# Hits under cold renders (issue 37), sourced by scripts/bench (`hitload` in BENCH_OPS, on by
+# default): what a cache hit costs in latency while every worker renders, and what concurrent
+# hits cost the renders. kiln as the issue measured it: disk cache on, memory cache off.
+#
+#   hit alone          wrk -c1 on a disk hit (the op2 URL, rendered once first): p50, p99
+#   cold alone         wrk -c4 (2 threads), each request a new variant (a fresh `cb:`) of a
+#                      w:1200 JPEG of the 12 MP photo: every request renders; req/s
+#   both at once       the two together for the same time: the hit's p50/p99 under renders,
+#                      and the renders' req/s beside hits
+#
+# Sets HIT_LOAD_LINES (printed at the end of the report). Uses scripts/bench's restart_kiln,
+# $base, $run_dir, $duration, to_ms.
+
+bench_hit_load() {
+    local d="${BENCH_LOAD_DURATION:-$duration}" hit="/w:800/q:80/f:jpeg/photo_1920x1080.jpg"
+    local lua="$run_dir/cold.lua" logs="$run_dir/logs"
+    restart_kiln --set cache.memory_cost_limit=0 --set "cache.disk_path=$run_dir/cache-load"
+    curl -fsS -o /dev/null "$base$hit" || { kiln_warn "hitload: cannot fetch $hit"; return; }
+    [ "$(curl -s -o /dev/null -w '%header{x-cache}' "$base$hit")" = HIT-DISK ] || kiln_warn "hitload: $hit is not a disk hit"
+    # A new cache-busting version per request, so each one renders (the cache key holds `cb:`).
+    cat >"$lua" <<'LUA'
+local counter, id = 0, 0
+local nonce = tostring(os.time())
+local threads = 0
+function setup(thread)
+  threads = threads + 1
+  thread:set("id", threads)
+end
+function request()
+  counter = counter + 1
+  return wrk.format("GET", "/cb:" .. nonce .. "t" .. id .. "n" .. counter .. "/w:1200/q:80/f:jpeg/photo_4000x3000.jpg")
+end
+LUA
+    local alone cold both_hit both_cold
+    alone="$(timeout $((d + 20)) wrk -t1 -c1 -d"${d}s" --timeout 10s --latency "$base$hit" 2>&1)"
+    cold="$(timeout $((d + 20)) wrk -t2 -c4 -d"${d}s" --timeout 20s -s "$lua" "$base/" 2>&1)"
+    sleep 1  # a new second: a new nonce, so no URL of the last run repeats
+    timeout $((d + 20)) wrk -t2 -c4 -d"${d}s" --timeout 20s -s "$lua" "$base/" >"$logs/wrk-hitload-cold-both.txt" 2>&1 &
+    local cold_pid=$!
+    both_hit="$(timeout $((d + 20)) wrk -t1 -c1 -d"${d}s" --timeout 10s --latency "$base$hit" 2>&1)"
+    wait "$cold_pid" || kiln_warn "hitload: the cold wrk beside hits failed"
+    both_cold="$(cat "$logs/wrk-hitload-cold-both.txt")"
+    printf '%s\n' "$alone" >"$logs/wrk-hitload-alone.txt"
+    printf '%s\n' "$cold" >"$logs/wrk-hitload-cold.txt"
+    printf '%s\n' "$both_hit" >"$logs/wrk-hitload-hit-both.txt"
+
+    local p50a p99a rpsa p50b p99b coldr coldb errs
+    p50a="$(to_ms "$(awk '$1 == "50%" {print $2; exit}' <<<"$alone")")"
+    p99a="$(to_ms "$(awk '$1 == "99%" {print $2; exit}' <<<"$alone")")"
+    rpsa="$(awk '/^Requests\/sec:/ {printf "%.0f", $2}' <<<"$alone")"
+    p50b="$(to_ms "$(awk '$1 == "50%" {print $2; exit}' <<<"$both_hit")")"
+    p99b="$(to_ms "$(awk '$1 == "99%" {print $2; exit}' <<<"$both_hit")")"
+    coldr="$(awk '/^Requests\/sec:/ {printf "%.2f", $2}' <<<"$cold")"
+    coldb="$(awk '/^Requests\/sec:/ {printf "%.2f", $2}' <<<"$both_cold")"
+    errs="$(cat <<<"$alone$cold$both_hit$both_cold" | awk '/Non-2xx or 3xx responses:|Socket errors:/ {print}' | sed 's/^ */ /' | tr -d '\n')"
+    HIT_LOAD_LINES=(
+        "Hits under cold renders (issue 37): disk cache on, memory cache off, ${workers} workers, ${d} s each; cold: 4 clients, each request a new w:1200 variant of the 12 MP photo"
+        "  disk hit alone (1 client):        p50 ${p50a:--} ms, p99 ${p99a:--} ms, ${rpsa:--} req/s"
+        "  disk hit under cold renders:      p50 ${p50b:--} ms, p99 ${p99b:--} ms (target: p99 <= 5 ms)"
+        "  cold renders alone / with hits:   ${coldr:--} / ${coldb:--} req/s = $(awk -v a="${coldb:-0}" -v b="${coldr:-0}" 'BEGIN {if (b > 0) printf "%.2f", a / b; else printf "-"}')x (target >= 0.9)"
+    )
+    [ -n "$errs" ] && HIT_LOAD_LINES+=("  errors:$errs")
+}

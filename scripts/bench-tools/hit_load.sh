@@ -19,7 +19,8 @@ bench_hit_load() {
     [ "$(curl -s -o /dev/null -w '%header{x-cache}' "$base$hit")" = HIT-DISK ] || kiln_warn "hitload: $hit is not a disk hit"
     # A new cache-busting version per request, so each one renders (the cache key holds `cb:`).
     cat >"$lua" <<'LUA'
-local counter, id = 0, 0
+local counter = 0
+id = 0
 local nonce = tostring(os.time())
 local threads = 0
 function setup(thread)
@@ -59,5 +60,5 @@ LUA
         "  disk hit under cold renders:      p50 ${p50b:--} ms, p99 ${p99b:--} ms (target: p99 <= 5 ms)"
         "  cold renders alone / with hits:   ${coldr:--} / ${coldb:--} req/s = $(awk -v a="${coldb:-0}" -v b="${coldr:-0}" 'BEGIN {if (b > 0) printf "%.2f", a / b; else printf "-"}')x (target >= 0.9)"
     )
-    [ -n "$errs" ] && HIT_LOAD_LINES+=("  errors:$errs")
+    if [ -n "$errs" ]; then HIT_LOAD_LINES+=("  errors:$errs"); fi
 }

@@ -219,6 +219,14 @@ kiln_write_nginx_conf() {
     if [ -n "${KILN_NGINX_CLIENT_HINTS:-}" ]; then
         hints_include="include $KILN_ROOT_DIR/nginx/kiln-client-hints.conf;"
     fi
+    # KILN_NGINX_LOOKUP=1: the lookup lane (nginx/kiln-lookup.conf): image requests go to kiln's
+    # lookup workers (kiln-lookup.sock beside the socket), misses on to the render workers.
+    local image_upstream="unix:$sock" lookup_upstream="" lookup_include=""
+    if [ -n "${KILN_NGINX_LOOKUP:-}" ]; then
+        image_upstream="unix:${sock%.sock}-lookup.sock"
+        lookup_upstream="upstream kiln_render { server unix:$sock; }"
+        lookup_include="include $KILN_ROOT_DIR/nginx/kiln-lookup.conf;"
+    fi
     local static_block=""
     if [ -n "$static" ]; then
         static_block="
@@ -267,8 +275,9 @@ http {
     scgi_temp_path        $dir/temp/scgi;
 
     upstream kiln {
-        server unix:$sock;
+        server $image_upstream;
     }
+    $lookup_upstream
     # The master's status socket (server.status_listen = auto: beside the main one).
     upstream kiln_status {
         server unix:${sock%.sock}-status.sock;
@@ -283,6 +292,7 @@ http {
         $cdn_include
         $hints_include
         $front_include
+        $lookup_include
         include $locations;
 $static_block
 $demo_block

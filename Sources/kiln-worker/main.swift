@@ -9,7 +9,7 @@ import KilnPOSIX
 // the master's three options, so it links neither TOMLKit, Foundation, ICU nor ArgumentParser:
 // each worker touches a third of the pages the former `kiln worker` did at start (docs/benchmarks.md, "Memory").
 //
-//     kiln-worker --settings-fd 3 [--master-pid PID] [--scoreboard-slot N]
+//     kiln-worker --settings-fd 3 [--master-pid PID] [--scoreboard-slot N] [--lookup 1]
 
 func fail(_ message: String) -> Never {
     try? FileDescriptorIO.writeAll(2, Array("kiln-worker: \(message)\n".utf8))
@@ -19,6 +19,7 @@ func fail(_ message: String) -> Never {
 var masterPID: Int32?
 var settingsFD: Int32?
 var scoreboardSlot: Int?
+var lookup = false
 var arguments = CommandLine.arguments.dropFirst()
 while let name = arguments.popFirst() {
     guard let value = arguments.popFirst() else { fail("\(name) needs a value") }
@@ -27,6 +28,7 @@ while let name = arguments.popFirst() {
     case "--master-pid": masterPID = number
     case "--settings-fd": settingsFD = number
     case "--scoreboard-slot": scoreboardSlot = Int(number)
+    case "--lookup": lookup = number != 0
     default: fail("unknown option \(name) (kiln-worker is started by `kiln serve`)")
     }
 }
@@ -44,4 +46,4 @@ do {
 let logger = LogLineHandler.bootstrap(settings.log, role: "worker")
 let worker = Worker(settings: settings, masterPID: masterPID,
                     scoreboardSlot: scoreboardSlot, logger: logger)
-exit(worker.run(makeHandler: HandlerFactory(processors: CustomProcessors.registry).makeHandler))
+exit(worker.run(makeHandler: HandlerFactory(processors: CustomProcessors.registry, lookupOnly: lookup).makeHandler))

@@ -6,7 +6,7 @@ import KilnPipeline
 @Suite struct ErrorMappingTests {
     @Test func everyKindHasOneStatus() {
         let statuses = PipelineFailure.Kind.allCases.map { ErrorMapping.status(of: $0) }
-        #expect(statuses == [400, 403, 404, 413, 415, 422, 500, 499, 502, 504, 503])
+        #expect(statuses == [400, 403, 404, 413, 415, 422, 500, 499, 502, 504, 503, 503])
         #expect(ErrorMapping.status(of: RequestRefusal.expired("x")) == 410)
     }
 

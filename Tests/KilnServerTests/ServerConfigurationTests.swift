@@ -45,7 +45,22 @@ import KilnOrigins
         #expect(c.pidFile == "/run/kiln.pid")
         #expect(c.requestReadTimeout == 1.5 && c.keepaliveTimeout == 0)
         #expect(c.queueTimeout == 0.25 && c.statusListen == "off" && c.statusAddress == nil && !c.metrics)
-        #expect(ServerConfiguration.keys.count == 17)
+        #expect(ServerConfiguration.keys.count == 19)
+    }
+
+    /// The lookup lane's socket: beside `listen` (unix) or port + 2 (TCP); none without lane workers.
+    @Test func lookupLaneAddress() throws {
+        var c = ServerConfiguration()
+        #expect(c.lookupAddress == nil && c.slots == c.workers)
+        c.lookupWorkers = 1
+        c.workers = 2
+        c.listen = .unix(path: "/run/kiln/kiln.sock")
+        #expect(c.lookupAddress == .unix(path: "/run/kiln/kiln-lookup.sock"))
+        #expect(c.slots == 3 && !c.isLookupSlot(1) && c.isLookupSlot(2))
+        c.listen = .tcp(host: "127.0.0.1", port: 9000)
+        #expect(c.lookupAddress == .tcp(host: "127.0.0.1", port: 9002))
+        c.lookupListen = "unix:/tmp/lane.sock"
+        #expect(c.lookupAddress == .unix(path: "/tmp/lane.sock"))
     }
 
     @Test(arguments: [

@@ -57,6 +57,8 @@ public enum ErrorMapping {
         // Kiln's own capacity (source.fetch_workers_max), like the master's overload answer:
         // 503 with `Retry-After`.
         case .busy: 503
+        // A lookup lane's hand-off reaches a client only when nginx has no render location for it.
+        case .renderElsewhere: 503
         }
     }
 

@@ -90,6 +90,8 @@ public final class ImageHandler: RequestHandling {
                 for phase in result.timeline.phases { timeline.add(phase) }
                 response = self.response(for: result, imageRequest, provenance, request)
             } catch {
+                // A lookup lane's miss: the render workers answer it (no fallback, no error here).
+                if RenderHandOff.isHandOff(error) { return RenderHandOff.response(for: request) }
                 timeline.mark("pipeline")
                 guard let answer = fallback(for: error, imageRequest, accepted, provenance, request, &timeline) else { throw error }
                 response = answer

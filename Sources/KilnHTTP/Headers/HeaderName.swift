@@ -22,6 +22,8 @@ public enum HeaderName {
     public static let contentDisposition = HTTPField.Name.contentDisposition.rawName
     public static let accessControlAllowOrigin = HTTPField.Name.accessControlAllowOrigin.rawName
     public static let xCache = own("X-Cache")
+    /// nginx's internal redirect (a lookup lane's hand-off to the render workers: `RenderHandOff`).
+    public static let xAccelRedirect = own("X-Accel-Redirect")
     public static let xRequestID = own("X-Request-Id")
     public static let serverTiming = own("Server-Timing")
     public static let timingAllowOrigin = own("Timing-Allow-Origin")

@@ -80,9 +80,14 @@ public protocol SourceLoading {
     /// Opens one version of the source without reading it.
     func open(_ path: String) throws(LoadError) -> any OpenedSource
     func load(_ path: String) throws(LoadError) -> SourceImage
+    /// Whether `path` is read from this host's disk (not from an origin): the lookup lane keys
+    /// only local sources, whose identity costs a `stat`.
+    func isLocal(_ path: String) -> Bool
 }
 
 extension SourceLoading {
+    public func isLocal(_ path: String) -> Bool { true }
+
     /// For loaders without handles: the identity from `identity(of:)`, the bytes from `load`.
     public func open(_ path: String) throws(LoadError) -> any OpenedSource {
         StatThenLoad(loader: self, path: path, identity: try identity(of: path))

@@ -77,6 +77,8 @@ public final class RemoteSource: SourceLoading, Sendable {
         try open(path).identity
     }
 
+    public func isLocal(_ path: String) -> Bool { false }
+
     public func open(_ path: String) throws(LoadError) -> any OpenedSource {
         let now = MonotonicClock.seconds()
         let known = versions.withLock { $0[path] }

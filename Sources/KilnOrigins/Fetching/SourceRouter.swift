@@ -24,6 +24,8 @@ public struct SourceRouter: SourceLoading {
         return try local.identity(of: path)
     }
 
+    public func isLocal(_ path: String) -> Bool { route(path) == nil }
+
     public func open(_ path: String) throws(LoadError) -> any OpenedSource {
         if let (remote, rest) = route(path) { return try remote.open(rest) }
         return try local.open(path)

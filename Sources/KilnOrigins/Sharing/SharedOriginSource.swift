@@ -66,6 +66,8 @@ public final class SharedOriginSource: SourceLoading {
         try open(path).identity
     }
 
+    public func isLocal(_ path: String) -> Bool { router.isLocal(path) }
+
     public func open(_ path: String) throws(LoadError) -> any OpenedSource {
         guard let (remote, rest) = router.route(path) else { return try local.open(path) }
         let id = SharedOriginFiles.id(path)

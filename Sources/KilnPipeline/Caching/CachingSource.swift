@@ -27,6 +27,8 @@ public final class CachingSource: SourceLoading {
         try wrapped.identity(of: path)
     }
 
+    public func isLocal(_ path: String) -> Bool { wrapped.isLocal(path) }
+
     public func open(_ path: String) throws(LoadError) -> any OpenedSource {
         OpenedThroughCache(wrapped: try wrapped.open(path), disk: disk)
     }

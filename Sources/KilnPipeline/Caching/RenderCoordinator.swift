@@ -53,6 +53,11 @@ public final class RenderCoordinator {
     public let negativeTTL: Double
     /// Whether rendered results are written to disk (`cache.store` is not `original`).
     public let storesFinal: Bool
+    /// A lookup lane worker's (`server.lookup_workers`): answers from memory and the disk cache
+    /// only; anything else (a miss, a render in progress elsewhere) is a `.renderElsewhere`
+    /// failure that the HTTP layer hands to the render workers. Never renders, never waits on a
+    /// render lock, never asks the shared store (the render worker does).
+    public var lookupOnly = false
     /// The second-level cache shared by the hosts of a fleet (`cache.shared`); nil: none.
     public let shared: (any SharedCaching)?
     let logger: Logger
@@ -144,9 +149,13 @@ public final class RenderCoordinator {
             if f.expires > now() { throw f.failure.with(outcome: .hitMemory) }
             failures[k.hex] = nil
         }
-        guard let disk else { return try sharedOrRender(key, source, render, observer) }
+        guard let disk else {
+            if lookupOnly { throw RenderCoordinator.renderElsewhere }
+            return try sharedOrRender(key, source, render, observer)
+        }
         if let hit = try lookUp(key, in: disk, outcome: .hitDisk) { return hit }
         if let source { try lookUpSourceFailure(source, in: disk, outcome: .hitDisk) }
+        if lookupOnly { throw RenderCoordinator.renderElsewhere }
         // Without stored results (`cache.store = original`) a waiter would find nothing to read
         // and render after the holder anyway: no lock, the renders run side by side.
         guard storesFinal, let locks else { return try sharedOrRender(key, source, render, observer) }
@@ -177,6 +186,8 @@ public final class RenderCoordinator {
             return try sharedOrRender(key, source, render, observer)
         }
     }
+
+    static let renderElsewhere = PipelineFailure(.renderElsewhere, "not cached: for a render worker")
 
     /// Starts a background sweep of the disk cache when this process wrote enough since the last
     /// one; returns what finished sweeps did. Call it after the response was sent.

@@ -33,6 +33,8 @@ public final class ImagePipeline {
         var timeline = Timeline()
         defer { reportOriginFetches() }
         try observer?.enter(.cache)
+        // A lookup lane keys local sources only: a remote one's identity may need its origin.
+        if cache?.lookupOnly == true, !stages.source.isLocal(request.sourcePath) { throw RenderCoordinator.renderElsewhere }
         let opened: any OpenedSource
         let fetchesBefore = stages.sourceActivity?.count
         do {

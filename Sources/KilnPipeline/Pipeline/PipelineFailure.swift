@@ -37,6 +37,9 @@ public struct PipelineFailure: Error, Sendable, Equatable {
         /// Kiln's own capacity for the work is taken for the moment (every worker allowed to
         /// fetch from origins is fetching): retry shortly. Not remembered.
         case busy = 12
+        /// A lookup lane worker (`server.lookup_workers`) found no cached answer: the request goes
+        /// on to a render worker (the HTTP layer hands it off; no client sees this). Not remembered.
+        case renderElsewhere = 13
 
         /// The number stored in disk entries.
         public var code: UInt16 { rawValue }
@@ -44,7 +47,7 @@ public struct PipelineFailure: Error, Sendable, Equatable {
         /// (and may be remembered as a negative cache entry).
         public var isRememberable: Bool {
             switch self {
-            case .internal, .cancelled, .sourceUnavailable, .sourceTimedOut, .busy: false
+            case .internal, .cancelled, .sourceUnavailable, .sourceTimedOut, .busy, .renderElsewhere: false
             default: true
             }
         }

@@ -12,15 +12,23 @@ import Logging
 public struct HandlerFactory: Sendable {
     /// Custom processors (`Sources/kiln-cli/CustomProcessors.swift` in the standard build).
     public var processors: ProcessorRegistry
+    /// A lookup lane worker's handler (`kiln-worker --lookup 1`): answers from the caches, hands
+    /// every miss to the render workers (`RenderCoordinator.lookupOnly`, `RenderHandOff`).
+    public var lookupOnly = false
 
-    public init(processors: ProcessorRegistry = ProcessorRegistry()) {
+    public init(processors: ProcessorRegistry = ProcessorRegistry(), lookupOnly: Bool = false) {
         self.processors = processors
+        self.lookupOnly = lookupOnly
     }
 
     /// Runs in the master before any worker starts (and on SIGHUP): throw to refuse the settings
     /// (a missing root, a bad preset, a shared result store without credentials).
     public func validate(_ configuration: KilnConfiguration) throws(ConfigError) {
         // Without the disk cache: a check makes no folder (the default one is in the working folder).
+        if configuration.server.lookupWorkers > 0, !configuration.cache.diskEnabled {
+            throw ConfigError.invalid(key: ServerConfiguration.Key.lookupWorkers.key, value: String(configuration.server.lookupWorkers),
+                                      expected: "0 without a disk cache (the lookup lane answers from the disk cache the render workers fill)", origin: "the disk cache setting")
+        }
         var configuration = configuration
         configuration.cache.diskPath = ""
         let pipeline = try configuration.pipeline(processors: processors.addingSleepProcessor(if: configuration.debug.sleepProcessor)).makePipeline()
@@ -73,7 +81,9 @@ public struct HandlerFactory: Sendable {
                                  adapters: URLAdapters = URLAdapters(),
                                  renderTimeout: Double = 0, shared: (any SharedCaching)? = nil,
                                  logger: Logger) throws -> ImageHandler {
-        ImageHandler(pipeline: try pipeline.makePipeline(cache: cache, renderTimeout: renderTimeout, shared: shared, logger: logger),
+        let made = try pipeline.makePipeline(cache: cache, renderTimeout: renderTimeout, shared: lookupOnly ? nil : shared, logger: logger)
+        made.cache?.lookupOnly = lookupOnly
+        return ImageHandler(pipeline: made,
                      gate: RequestGate(security: security, allowLists: allowLists, adapters: adapters, parser: pipeline.parser), http: http,
                      fallbacks: fallback.images, logger: logger)
     }

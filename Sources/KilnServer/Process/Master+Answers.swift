@@ -168,7 +168,7 @@ extension Master {
     func healthResponse() -> HTTPResponse {
         let current = currentSlots()
         let busy = current.filter { $0.slot.isBusy }.count
-        let summary = "generation \(supervisor.generation), \(current.count) of \(configuration.workers) workers running, \(busy) busy"
+        let summary = "generation \(supervisor.generation), \(current.count) of \(configuration.slots) workers running, \(busy) busy"
         if current.isEmpty || supervisor.isStopping {
             return Master.textResponse(503, supervisor.isStopping ? "stopping: \(summary)" : "no worker running: \(summary)",
                                        extra: [(HeaderName.retryAfter, "1")])

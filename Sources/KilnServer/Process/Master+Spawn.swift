@@ -27,17 +27,19 @@ extension Master {
         scoreboard?.reset(request.board, pid: 0)
         exporter.forget(slot: request.board)
         do {
-            let pid = try spawnWorker(board: request.board)
+            let pid = try spawnWorker(board: request.board, slot: request.slot)
             feed(.spawned(request, pid: pid))
         } catch {
             feed(.spawnFailed(request, reason: "\(error)"))
         }
     }
 
-    /// posix_spawn with the listening socket on fd 0, the settings on fd 3, the scoreboard on fd 4,
-    /// the shared state on fd 5, an empty signal mask and default actions.
-    func spawnWorker(board: Int) throws -> pid_t {
-        guard let socket else { throw ServerStartError("no listening socket") }
+    /// posix_spawn with the listening socket on fd 0 (the lookup lane's for its slots, which also
+    /// get `--lookup 1`), the settings on fd 3, the scoreboard on fd 4, the shared state on fd 5,
+    /// an empty signal mask and default actions.
+    func spawnWorker(board: Int, slot: Int) throws -> pid_t {
+        let lookup = configuration.isLookupSlot(slot)
+        guard let socket = lookup ? lookupSocket : socket else { throw ServerStartError("no listening socket") }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -62,7 +64,7 @@ extension Master {
         posix_spawnattr_setsigdefault(&attr, &all)
         posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
-        let arguments = workerArguments + (scoreboard == nil ? [] : ["--scoreboard-slot", String(board)])
+        let arguments = workerArguments + (scoreboard == nil ? [] : ["--scoreboard-slot", String(board)]) + (lookup ? ["--lookup", "1"] : [])
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
         argv.append(nil)
         defer { for p in argv { free(p) } }
@@ -97,6 +99,8 @@ extension Master {
         socket = nil
         statusSocket?.close()
         statusSocket = nil
+        lookupSocket?.close()
+        lookupSocket = nil
         if settingsFD >= 0 { close(settingsFD) }
         settingsFD = -1
         removePidFile()

@@ -45,6 +45,8 @@ public final class Master {
     var socket: ListeningSocket?
     /// Where the master answers `/_kiln/health` itself (`server.status_listen`).
     var statusSocket: ListeningSocket?
+    /// The lookup lane's socket (`server.lookup_workers`), nil without a lane.
+    var lookupSocket: ListeningSocket?
     var scoreboard: Scoreboard?
     /// The file the workers share their origin limits through (`OriginGate`), on fd 5 of each.
     var sharedState: RecordLockFile?
@@ -114,6 +116,11 @@ public final class Master {
             status.listen = address
             statusSocket = try ListeningSocket.open(status)
         }
+        if let address = configuration.lookupAddress {
+            var lane = configuration
+            lane.listen = address
+            lookupSocket = try ListeningSocket.open(lane)
+        }
         scoreboard = try Scoreboard.create()
         let stateFD = kiln_shared_memfd(Master.sharedStateName, Master.sharedStateWorkerFD)
         sharedState = stateFD >= 0 ? RecordLockFile.adopt(fd: stateFD) : nil
@@ -129,6 +136,9 @@ public final class Master {
             logger.notice("server.backlog \(configuration.backlog) is more than the kernel allows (net.core.somaxconn = \(socket.backlog)): the listen queue holds \(socket.backlog); raise the sysctl for more")
         }
         if let statusSocket { logger.info("master answers /_kiln/health on \(statusSocket.address)") }
+        if let lookupSocket {
+            logger.info("lookup lane: \(configuration.lookupWorkers) worker\(configuration.lookupWorkers == 1 ? "" : "s") on \(lookupSocket.address) answer cache hits and hand misses to the render workers (nginx/kiln-lookup.conf)")
+        }
         if let path = configuration.listen.unixPath, let access = SocketAccess(path: path) {
             logger.info("\(access.line)")
             if let warning = access.warning { logger.warning("\(warning)") }
@@ -173,6 +183,7 @@ public final class Master {
             case .logWorkers:
                 logger.info("\(supervisor.workersLine)")
             case .removeSocketFile:
+                _ = lookupSocket?.removeSocketFile()
                 if socket?.removeSocketFile() == true {
                     logger.info("removed the socket file: new connections are refused; workers answer the queued ones")
                 }

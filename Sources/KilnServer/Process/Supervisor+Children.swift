@@ -55,7 +55,7 @@ extension Supervisor {
             actions.append(.countRestarts(.recycle, 1))
             actions.append(.log(.info, "worker \(pid) (slot \(w.slot)) \(how) after \(lived) s; replacing it"))
         }
-        if w.slot < configuration.workers { pendingSlots[w.slot] = now }
+        if w.slot < configuration.slots { pendingSlots[w.slot] = now }
         return actions
     }
 

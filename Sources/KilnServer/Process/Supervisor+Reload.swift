@@ -23,6 +23,11 @@ extension Supervisor {
             actions.append(.log(.warning, "status_listen changes only on restart"))
             new.statusListen = old.statusListen
         }
+        if new.lookupWorkers != old.lookupWorkers || new.lookupListen != old.lookupListen {
+            actions.append(.log(.warning, "lookup_workers and lookup_listen change only on restart (the lane's socket is opened at start)"))
+            new.lookupWorkers = old.lookupWorkers
+            new.lookupListen = old.lookupListen
+        }
         let changed = Supervisor.restartOnlyChanges(old, new)
         if !changed.isEmpty {
             actions.append(.log(.warning, "\(changed.joined(separator: ", ")): listen, backlog, socket_mode, socket_owner and socket_group change only on restart; still listening on \(old.listen), backlog \(old.backlog)"))
@@ -42,7 +47,7 @@ extension Supervisor {
         pendingSlots.removeAll()
         crashTimes.removeAll()
         inCrashLoop = false
-        for slot in 0..<new.workers { actions.append(spawn(slot: slot)) }
+        for slot in 0..<new.slots { actions.append(spawn(slot: slot)) }
         let deadline = now + new.shutdownTimeout
         for pid in draining {
             workers[pid]?.deadline = deadline

@@ -84,7 +84,7 @@ struct Supervisor {
         switch event {
         case let .start(boards):
             self.boards = max(1, boards)
-            return (0..<configuration.workers).map { spawn(slot: $0) } + [.logWorkers]
+            return (0..<configuration.slots).map { spawn(slot: $0) } + [.logWorkers]
         case let .spawned(request, pid):
             return spawned(request, pid: pid, now: now)
         case let .spawnFailed(request, reason):

@@ -53,6 +53,11 @@ public struct ServerConfiguration: ConfigSection, Equatable {
     public var peerSecret = Key.peerSecret.defaultValue
     /// File holding the peer secret instead (Docker secrets, a 0600 file), read at start and reload.
     public var peerSecretFile = Key.peerSecretFile.defaultValue
+    /// Lookup lane workers (`ServerConfiguration+Lookup.swift`); 0: none, every request goes to
+    /// the render workers as before.
+    public var lookupWorkers = Key.lookupWorkers.defaultValue
+    /// Where the lookup lane listens: `auto` (beside `listen`) or an address.
+    public var lookupListen = Key.lookupListen.defaultValue
 
     /// The `[server]` keys: the one place their names, types, defaults and ranges are written.
     public enum Key {
@@ -130,6 +135,8 @@ public struct ServerConfiguration: ConfigSection, Equatable {
         ConfigField(Key.allowedPeers) { $0.allowedPeers = $1 },
         ConfigField(Key.peerSecret) { $0.peerSecret = $1 },
         ConfigField(Key.peerSecretFile) { $0.peerSecretFile = $1 },
+        ConfigField(Key.lookupWorkers) { $0.lookupWorkers = $1 },
+        ConfigField(Key.lookupListen) { $0.lookupListen = $1 },
     ]
 
     /// Keys whose values are secrets (`kiln config dump` hides them).

@@ -45,6 +45,13 @@ import KilnModel
         #expect(excess.message.hasPrefix("needs about "), "\(excess.message)")
     }
 
+    /// A resize is named by its kind: the URL wrote `w:8164`, never the canonical `rs:8164:0:fit`.
+    @Test func aResizeStepIsNamedByItsKind() throws {
+        let cost = try Self.cost("/el:1/w:8164/p.jpg")
+        #expect(cost.steps.contains { $0.name == "resize to 8164x6123" }, "\(cost.steps)")
+        #expect(!cost.steps.contains { $0.name.hasPrefix("rs:") })
+    }
+
     @Test func padBlurSharpenRoundedOnA39MPPNGIsOverTheMemoryBudget() throws {
         let header = ImageHeader(format: .png, width: 7000, height: 5600, frameCount: 1, orientation: 1, hasAlpha: false)
         let cost = try Self.cost("/pad:20/bl:10/sh:5/rounded:200/a.png", header: header,

@@ -60,6 +60,14 @@ def test_a_miss_is_handed_to_a_render_worker_and_the_next_is_a_lane_hit(make_sta
     t = c.get("/thumb/40x30/pillow_hopper.jpg")
     assert t.status == 200 and t.header("x-cache") == "MISS"
     assert c.get("/thumb/40x30/pillow_hopper.jpg").header("x-cache") == "HIT-DISK"
+    # Counted once each: the hand-off is the render worker's request, not a second one.
+    from test_metrics import delta, scrape
+    before = scrape(c)
+    assert c.get("/w:121/pillow_hopper.jpg").header("x-cache") == "MISS"
+    assert c.get("/w:121/pillow_hopper.jpg").header("x-cache") == "HIT-DISK"
+    wait_access(s, "/w:121/pillow_hopper.jpg", 3)
+    after = scrape(c)
+    assert delta(before, after, "kiln_http_requests_total", **{"class": "2xx"}) == 2
     # The internal locations are nginx's alone.
     assert c.get("/_kiln_render/w:120/pillow_hopper.jpg").status == 404
     assert c.get("/_kiln_render_trusted/w:120/pillow_hopper.jpg").status == 404

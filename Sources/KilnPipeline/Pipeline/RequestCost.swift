@@ -78,7 +78,12 @@ public struct RequestCost: Sendable, Equatable {
             let next = ImageRequest.plannedSize(of: operation, input: logical) ?? logical
             let (outSize, outChannels) = outputShape(of: operation, input: size, logicalOut: next, channels: channels)
             let outBytes = outSize.width * outSize.height * outChannels
-            let name = operation.canonical + " to \(outSize.width)x\(outSize.height)"
+            // A resize by its kind (`resize to 300x200`): the URL may have written it as `w:300`,
+            // `h:`, `dpr:` or `el:`, never as its canonical `rs:300:0:fit`, which a refusal would
+            // then quote. Other steps are written one option each (`sharpen:50` for `sh:50`).
+            var kind = operation.canonical
+            if case .resize = operation { kind = "resize" }
+            let name = kind + " to \(outSize.width)x\(outSize.height)"
             let mp = megapixels(size), outMP = megapixels(outSize)
             switch operation {
             case .resize:

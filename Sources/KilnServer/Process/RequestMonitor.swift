@@ -60,12 +60,15 @@ public final class RequestMonitor: RenderObserving {
         scoreboard?.enter(slot, stage: .respond, detail: "")
     }
 
-    /// The request is over: `status` and `bodyBytes` as written, `cache` its `X-Cache`.
-    public func end(status: Int, bodyBytes: Int, cache: CacheOutcome?) {
+    /// The request is over: `status` and `bodyBytes` as written, `cache` its `X-Cache`;
+    /// `counted` false for an answer another worker gives (a lookup lane's hand-off).
+    public func end(status: Int, bodyBytes: Int, cache: CacheOutcome?, counted: Bool = true) {
         connectionFD = -1
         switchStage(to: .idle)
-        metrics?.requestFinished(status: status, bodyBytes: bodyBytes, cache: cache,
-                                 nanoseconds: Scoreboard.now() - requestStart, stages: stageTimes)
+        if counted {
+            metrics?.requestFinished(status: status, bodyBytes: bodyBytes, cache: cache,
+                                     nanoseconds: Scoreboard.now() - requestStart, stages: stageTimes)
+        }
         scoreboard?.end(slot)
     }
 

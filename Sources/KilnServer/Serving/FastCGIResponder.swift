@@ -160,8 +160,9 @@ public final class FastCGIResponder {
                 let records = FastCGIResponder.records(response, headOnly: httpRequest.method == "HEAD", requestID: request.id)
                 monitor?.responding()
                 let failed = connection.write(records.bytes)
+                // A lookup lane's hand-off is counted once, by the render worker that answers it.
                 monitor?.end(status: response.status, bodyBytes: httpRequest.method == "HEAD" ? 0 : response.body.count,
-                             cache: response.cacheOutcome)
+                             cache: response.cacheOutcome, counted: !response.headers.contains { $0.0 == HeaderName.xAccelRedirect })
                 if let failed {
                     logger.debug("client went away while writing \(response.status) for \(httpRequest.uri): \(Errno.text(failed))")
                 }

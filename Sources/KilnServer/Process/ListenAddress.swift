@@ -65,6 +65,19 @@ public enum ListenAddress: Sendable, Equatable, CustomStringConvertible {
         return nil
     }
 
+    /// A socket beside this one: `kiln.sock` → `kiln<suffix>.sock`, or the port + `portOffset`
+    /// (nil past 65535). How `status_listen` and `lookup_listen` derive their `auto` address.
+    public func beside(suffix: String, portOffset: UInt16) -> ListenAddress? {
+        switch self {
+        case let .unix(path):
+            let base = path.hasSuffix(".sock") ? String(path.dropLast(5)) : path
+            return .unix(path: base + suffix + ".sock")
+        case let .tcp(host, port):
+            let (next, overflow) = port.addingReportingOverflow(portOffset)
+            return overflow ? nil : .tcp(host: host, port: next)
+        }
+    }
+
     static func isIPv4(_ s: String) -> Bool {
         var a = in_addr()
         return inet_pton(AF_INET, s, &a) == 1

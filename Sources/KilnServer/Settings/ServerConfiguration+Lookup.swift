@@ -21,13 +21,7 @@ extension ServerConfiguration {
     public var lookupAddress: ListenAddress? {
         guard lookupWorkers > 0 else { return nil }
         guard lookupListen == "auto" else { return try? ListenAddress(parsing: lookupListen) }
-        switch listen {
-        case let .unix(path):
-            let base = path.hasSuffix(".sock") ? String(path.dropLast(5)) : path
-            return .unix(path: base + "-lookup.sock")
-        case let .tcp(host, port):
-            return port < 65_534 ? .tcp(host: host, port: port + 2) : nil
-        }
+        return listen.beside(suffix: "-lookup", portOffset: 2)
     }
 
     /// Worker slots: the render workers first (`0..<workers`), then the lane's.

@@ -178,13 +178,7 @@ public struct ServerConfiguration: ConfigSection, Equatable {
         switch statusListen {
         case "off": return nil
         case "auto":
-            switch listen {
-            case let .unix(path):
-                let base = path.hasSuffix(".sock") ? String(path.dropLast(5)) : path
-                return .unix(path: base + "-status.sock")
-            case let .tcp(host, port):
-                return port < 65_535 ? .tcp(host: host, port: port + 1) : nil
-            }
+            return listen.beside(suffix: "-status", portOffset: 1)
         default:
             return try? ListenAddress(parsing: statusListen)
         }

@@ -16,8 +16,9 @@ struct CacheCommand: ParsableCommand {
         abstract: "Inspect, sweep or purge the disk cache (cache.disk_path); purge a source from every tier.",
         subcommands: [Stats.self, Sweep.self, Purge.self, Fill.self])
 
-    /// The disk cache the settings name, or a one-line error and exit status 1 when none is set.
-    static func openDisk(_ options: SettingsOptions, role: String) throws -> (DiskCache, Logger) {
+    /// The disk cache the settings name (with its logger and the settings, loaded once), or a
+    /// one-line error and exit status 1 when none is set.
+    static func openDisk(_ options: SettingsOptions, role: String) throws -> (DiskCache, Logger, Settings) {
         let settings = try Settings.loadForTools(options)
         let caching = settings.configuration.cache
         guard caching.diskEnabled else {
@@ -26,7 +27,7 @@ struct CacheCommand: ParsableCommand {
         }
         let logger = Diagnostics.bootstrapLogging(settings.log.level, role: role)
         guard let disk = DiskCache(caching, logger: logger) else { throw ExitCode(1) }
-        return (disk, logger)
+        return (disk, logger, settings)
     }
 
     struct Stats: ParsableCommand {
@@ -37,10 +38,9 @@ struct CacheCommand: ParsableCommand {
         @OptionGroup var options: SettingsOptions
 
         func run() throws {
-            let (disk, _) = try CacheCommand.openDisk(options, role: "cache")
+            let (disk, _, settings) = try CacheCommand.openDisk(options, role: "cache")
             let s = disk.stats()
             // The shared tier's counters, from the local master's metrics (`server.status_listen`).
-            let settings = try Settings.loadOrExit(options)
             let shared = SharedTierMetrics.read(settings.server)
             if json {
                 let free = s.filesystemFreeBytes.map(String.init) ?? "null"
@@ -65,7 +65,7 @@ struct CacheCommand: ParsableCommand {
         @OptionGroup var options: SettingsOptions
 
         func run() throws {
-            let (disk, _) = try CacheCommand.openDisk(options, role: "cache")
+            let (disk, _, _) = try CacheCommand.openDisk(options, role: "cache")
             let started = Timeline.now()
             var removed = (entries: 0, bytes: 0, locks: 0, temps: 0)
             var last: SweepStats?

@@ -39,7 +39,7 @@ extension CacheCommand {
                 Diagnostics.fail("--spread needs a duration such as 30d, 12h or 90s, not \(spread)")
                 throw ExitCode(1)
             }
-            let (disk, _) = try CacheCommand.openDisk(options, role: "cache")
+            let (disk, _, _) = try CacheCommand.openDisk(options, role: "cache")
             let started = Timeline.now()
             let nowNs = Int64(DiskCache.wallClockMilliseconds()) * 1_000_000
             var body = [UInt8](repeating: 0, count: bytes)

@@ -29,8 +29,7 @@ extension CacheCommand {
 
         func run() throws {
             guard let source else {
-                let (disk, logger) = try CacheCommand.openDisk(options, role: "cache")
-                let settings = try Settings.loadForTools(options)
+                let (disk, logger, settings) = try CacheCommand.openDisk(options, role: "cache")
                 // Through the running server of this folder when there is one (it logs the purge).
                 let tiers = PurgeTiers(configuration: settings.configuration, logger: logger)
                 let removed = tiers.purgeAllThroughLocalServer(diskPath: disk.path) ?? disk.purgeAll()

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from cachefiles import entry_files, entry_source_path
+from fcgiclient import fcgi_params, fcgi_request
 from helpers import KILN_BIN
 from test_purge_tiers import SECRET, X, X_URL, Y_URL, access_lines, entries_of, get, log_size, serve
 
@@ -62,31 +63,11 @@ def test_the_disk_cache_is_on_by_default_under_systemds_cache_directory(make_sta
     os.chmod(tmp_path, 0o755)
     s = make_stack(workers=2, with_nginx=False, env={"CACHE_DIRECTORY": str(folder)})
     wait_for_log(s, rf"disk cache {re.escape(str(folder))} \(the default")
-    firsts = first_answers_plain(s, "/w:48/pillow_hopper.jpg")
+    firsts = Counted(s, plain=True).first_answers("/w:48/pillow_hopper.jpg", 0)
     # One render for both workers: the other's first answer came from the shared disk cache, or
     # waited on the render's lock (without a disk cache each worker's first answer is a MISS).
     assert sorted(firsts.values()) in (["HIT-DISK", "MISS"], ["COALESCED", "MISS"]), firsts
     assert len(entry_files(folder)) == 1
-
-
-def first_answers_plain(s, uri: str) -> dict[int, str]:
-    """Each worker's first X-Cache for `uri`, over plain FastCGI (no peer secret here)."""
-    from fcgiclient import fcgi_params, fcgi_request
-    pids = set(s.worker_pids())
-    deadline = time.monotonic() + 60
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        while True:
-            answers = list(pool.map(lambda _: fcgi_request(s.sock, fcgi_params("GET", uri), timeout=60), range(4)))
-            assert all(r.status == 200 for r in answers), answers
-            seen: dict[int, str] = {}
-            for _ in range(100):
-                for pid, u, cache in access_lines(s):
-                    if u == uri:
-                        seen.setdefault(pid, cache)
-                if set(seen) >= pids:
-                    return seen
-                time.sleep(0.01)
-            assert time.monotonic() < deadline, seen
 
 
 def test_tools_use_the_default_disk_cache_only_where_it_exists(tmp_path, root):
@@ -112,13 +93,22 @@ class Counted:
     its access line (written after the answer went out): no answer from before a purge is then
     taken for one after it."""
 
-    def __init__(self, s):
+    def __init__(self, s, plain: bool = False):
         self.s = s
         self.sent = 0
+        # `plain`: a stack without the peer secret (test_purge_tiers' `serve` sets one).
+        self.plain = plain
+
+    def fetch(self, uri: str):
+        if not self.plain:
+            return get(self.s, uri)
+        r = fcgi_request(self.s.sock, fcgi_params("GET", uri), timeout=60)
+        assert r.status == 200, r
+        return r
 
     def get(self, uri: str):
         self.sent += 1
-        return get(self.s, uri)
+        return self.fetch(uri)
 
     def settled_offset(self) -> int:
         deadline = time.monotonic() + 20
@@ -134,7 +124,7 @@ class Counted:
         with ThreadPoolExecutor(max_workers=4) as pool:
             while True:
                 self.sent += 4
-                list(pool.map(lambda _: get(self.s, uri), range(4)))
+                list(pool.map(lambda _: self.fetch(uri), range(4)))
                 self.settled_offset()
                 seen: dict[int, str] = {}
                 for pid, u, cache in access_lines(self.s, offset):

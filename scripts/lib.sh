@@ -221,12 +221,23 @@ kiln_write_nginx_conf() {
     fi
     # KILN_NGINX_LOOKUP=1: the lookup lane (nginx/kiln-lookup.conf): image requests go to kiln's
     # lookup workers (kiln-lookup.sock beside the socket), misses on to the render workers.
+    # The cap's key is kiln.conf's map (every image request counts), or with the lane its second,
+    # commented map (renders only, counted at /_kiln_render...), taken from the shipped file.
+    local conn_map
+    conn_map="$(grep -m1 '^map \$uri \$kiln_conn_key ' "$KILN_ROOT_DIR/nginx/kiln.conf")"
     local image_upstream="unix:$sock" lookup_upstream="" lookup_include=""
     if [ -n "${KILN_NGINX_LOOKUP:-}" ]; then
         image_upstream="unix:${sock%.sock}-lookup.sock"
         lookup_upstream="upstream kiln_render { server unix:$sock; }"
-        lookup_include="include $KILN_ROOT_DIR/nginx/kiln-lookup.conf;"
+        local lookup="$KILN_ROOT_DIR/nginx/kiln-lookup.conf"
+        if [ -n "${KILN_NGINX_CONN_LIMIT:-}" ]; then
+            sed "s/limit_conn \{1,\}kiln_conn [0-9]\{1,\};/limit_conn kiln_conn $KILN_NGINX_CONN_LIMIT;/" "$lookup" >"$dir/kiln-lookup.conf"
+            lookup="$dir/kiln-lookup.conf"
+        fi
+        lookup_include="include $lookup;"
+        conn_map="$(sed -n 's/^# \(map \$uri \$kiln_conn_key .*}\) .*# with the lookup lane$/\1/p' "$KILN_ROOT_DIR/nginx/kiln.conf")"
     fi
+    [ -n "$conn_map" ] || { kiln_warn "no map for \$kiln_conn_key in nginx/kiln.conf"; return 1; }
     local static_block=""
     if [ -n "$static" ]; then
         static_block="
@@ -283,7 +294,8 @@ http {
         server unix:${sock%.sock}-status.sock;
     }
 
-    limit_conn_zone kiln zone=kiln_conn:1m;
+    $conn_map
+    limit_conn_zone \$kiln_conn_key zone=kiln_conn:1m;
     $front_zone
 
     server {

@@ -113,3 +113,76 @@ def test_the_lane_is_no_way_around_signatures_and_options(make_stack, disk):
     assert c.get("/nope:1" + path).status in (400, 403)
     lines = access(s)[before:]
     assert all(a[2] in (400, 403) for a in lines) and len(lines) == 3, lines
+
+
+def test_a_flood_of_cold_urls_fills_the_render_cap_but_never_refuses_a_hit(make_stack, disk):
+    """nginx's cap (`limit_conn kiln_conn 8`) counts renders only with the lane's map of kiln.conf:
+    ten slow cold renders at once fill it (8 in kiln, 2 refused by nginx at once), and hits are
+    still answered meanwhile. With the cap counted at the public location, every hit would be a 503
+    until the renders drained."""
+    s = lane(make_stack, disk, "--set", "server.queue_timeout=60s")
+    c = s.client()
+    hit = "/w:91/pillow_hopper.jpg"
+    assert c.get(hit).status == 200
+    assert c.get(hit).header("x-cache") == "HIT-DISK"
+    answers: list[int] = []
+    lock = threading.Lock()
+
+    def cold(width: int) -> None:
+        status = c.get(sleep_url(1500, width), timeout=120).status
+        with lock:
+            answers.append(status)
+
+    threads = [threading.Thread(target=cold, args=(400 + i,)) for i in range(10)]
+    for t in threads:
+        t.start()
+    # Two refused by nginx at once (the cap is full), both render workers in a sleep.
+    deadline = time.monotonic() + 20
+    while True:
+        with lock:
+            refused = answers.count(503)
+        if refused >= 2:
+            break
+        assert time.monotonic() < deadline, f"nginx refused no render: {answers}"
+        time.sleep(0.02)
+    hits = [c.get(hit, timeout=30) for _ in range(5)]
+    with lock:
+        in_flight = 10 - len(answers)
+    assert in_flight >= 6, f"the renders drained before the hits were sent: {answers}"  # 8 admitted, 2 rendering per 1.5 s
+    assert [(h.status, h.header("x-cache")) for h in hits] == [(200, "HIT-DISK")] * 5
+    for t in threads:
+        t.join()
+    assert sorted(answers) == [200] * 8 + [503] * 2, answers
+
+
+def test_a_flood_of_hits_does_not_hold_up_a_render(make_stack, disk):
+    """The other way round: four clients asking for a hit without pause do not keep a cold render
+    from a render worker (the lane answers them; the cap does not count them)."""
+    s = lane(make_stack, disk)
+    c = s.client()
+    hit = "/w:92/pillow_hopper.jpg"
+    assert c.get(hit).status == 200
+    stop = threading.Event()
+    hits: list[int] = []
+
+    def hammer() -> None:
+        mine = s.client()
+        while not stop.is_set():
+            hits.append(mine.get(hit, timeout=30).status)
+
+    threads = [threading.Thread(target=hammer) for _ in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        while len(hits) < 50:
+            time.sleep(0.01)
+        started = time.monotonic()
+        r = c.get(sleep_url(500, 393), timeout=60)
+        took = time.monotonic() - started
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert r.status == 200 and r.header("x-cache") == "MISS"
+    assert took < 5.0, f"a 0.5 s render took {took:.2f} s beside hits"
+    assert set(hits) == {200}, sorted(set(hits))

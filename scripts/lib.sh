@@ -199,14 +199,20 @@ kiln_write_nginx_conf() {
         locations="$dir/kiln-locations.conf"
     fi
     # KILN_NGINX_FRONT_CACHE=SECONDS: nginx's own cache in front of kiln
-    # (nginx/kiln-front-cache.conf), keeping answers for SECONDS before revalidating.
+    # (nginx/kiln-front-cache.conf), keeping answers for SECONDS before revalidating, in
+    # KILN_NGINX_FRONT_CACHE_DIR (default: front-cache in the run folder).
     local front_zone="" front_include=""
     if [ -n "${KILN_NGINX_FRONT_CACHE:-}" ]; then
         sed "s/^fastcgi_cache_valid \{1,\}200 [0-9]\{1,\}s;/fastcgi_cache_valid 200 ${KILN_NGINX_FRONT_CACHE}s;/" \
             "$KILN_ROOT_DIR/nginx/kiln-front-cache.conf" >"$dir/kiln-front-cache.conf"
         grep -q "fastcgi_cache_valid 200 ${KILN_NGINX_FRONT_CACHE}s;" "$dir/kiln-front-cache.conf" \
             || { kiln_warn "could not set the front cache validity in $dir/kiln-front-cache.conf"; return 1; }
-        front_zone="fastcgi_cache_path $dir/front-cache levels=1:2 keys_zone=kiln_front:10m max_size=256m inactive=10m use_temp_path=off;"
+        # With kiln.conf's maps of X-Cache and Server-Timing for answers from the front cache.
+        local front_maps
+        front_maps="$(sed -n '/^map "*\$upstream_cache_status/,/^}/p' "$KILN_ROOT_DIR/nginx/kiln.conf")"
+        [ -n "$front_maps" ] || { kiln_warn "no front cache maps in nginx/kiln.conf"; return 1; }
+        front_zone="fastcgi_cache_path ${KILN_NGINX_FRONT_CACHE_DIR:-$dir/front-cache} levels=1:2 keys_zone=kiln_front:10m max_size=256m inactive=10m use_temp_path=off;
+$front_maps"
         front_include="include $dir/kiln-front-cache.conf;"
     fi
     # KILN_NGINX_CDN_ORIGIN=1: the CDN origin recipe (nginx/kiln-cdn-origin.conf) in the server.

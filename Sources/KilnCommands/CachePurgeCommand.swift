@@ -32,8 +32,16 @@ extension CacheCommand {
                 let (disk, logger, settings) = try CacheCommand.openDisk(options, role: "cache")
                 // Through the running server of this folder when there is one (it logs the purge).
                 let tiers = PurgeTiers(configuration: settings.configuration, logger: logger)
-                let removed = tiers.purgeAllThroughLocalServer(diskPath: disk.path) ?? disk.purgeAll()
+                if let server = tiers.purgeAllThroughLocalServer(diskPath: disk.path) {
+                    Output.line("purged \(server.entries) entries (\(Output.bytes(server.bytes))) from \(disk.path)\(server.front)")
+                    return
+                }
+                let removed = disk.purgeAll()
                 Output.line("purged \(removed.entries) entries (\(Output.bytes(removed.bytes))) from \(disk.path)")
+                if let front = tiers.purgeFront(nil) {
+                    Output.line(front.line)
+                    if !front.ok { throw ExitCode(1) }
+                }
                 return
             }
             let relative = source.split(separator: "/").joined(separator: "/")

@@ -13,6 +13,7 @@ import Logging
 ///    no host refills its disk from it;
 /// 2. the local disk cache, and through its purge journal the local workers' memory (through
 ///    the running server when there is one, which logs it: `PurgeTiers+Local.swift`);
+///    and nginx's front cache of `purge.nginx_cache` (by the server, or by the command without one);
 /// 3. every host of `purge.hosts`: `POST /_kiln/purge?source=<path>` on its master's status
 ///    socket with `server.peer_secret` (the master does 2. on its host);
 /// 4. every edge of `purge.varnish`: `PURGE /` with `xkey: <SourceTag.headerValue>`;
@@ -51,13 +52,15 @@ struct PurgeTiers {
     }
 
     /// Whether any tier besides the local disk is configured.
-    var hasRemoteTiers: Bool { purge.hasTargets || sharedStoreConfigured }
+    var hasRemoteTiers: Bool { purge.hasTargets || sharedStoreConfigured || !purge.nginxCache.isEmpty }
 
     /// Every tier, in order.
     func purge(sourcePath: String) -> [Outcome] {
         var out: [Outcome] = []
         if let shared = purgeSharedStore(sourcePath) { out.append(shared) }
-        if let disk = purgeLocalDisk(sourcePath) { out.append(disk) }
+        let disk = purgeLocalDisk(sourcePath)
+        if let disk { out.append(disk.outcome) }
+        if disk?.throughServer != true, let front = purgeFront(sourcePath) { out.append(front) }
         let tag = SourceTag(sourcePath: sourcePath)
         let encoded = PurgeTiers.percentEncoded(sourcePath)
         let secret = (try? configuration.server.resolvedPeerSecret()) ?? ""

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
+from cachefiles import kiln
 from helpers import CORPUS, PHOTO_HD
 
 VALID = 1  # seconds: KILN_NGINX_FRONT_CACHE
@@ -92,3 +95,76 @@ def test_auto_format_keeps_one_entry_per_accept(front):
     again_jpeg = c.get("/w:64/f:auto/a.jpg", {"Accept": "image/jpeg"})
     assert again_webp.content_type == "image/webp" and again_jpeg.content_type == "image/jpeg"
     assert again_webp.header("x-cache-front") == "HIT" and again_jpeg.header("x-cache-front") == "HIT"
+
+
+def test_an_answer_from_the_front_cache_says_so(front):
+    s, _ = front
+    c = s.client()
+    first = c.get("/w:65/f:png/a.jpg")
+    assert first.header("x-cache") == "MISS" and "total;dur=" in first.header("server-timing")
+    again = c.get("/w:65/f:png/a.jpg")
+    assert again.header("x-cache-front") == "HIT" and again.header("x-cache") == "HIT-FRONT"
+    assert 'front;desc="nginx front cache"' in again.header("server-timing")
+    # kiln's stored headers stay: ETag and 304, the surrogate keys.
+    assert again.header("etag") == first.header("etag") and again.header("xkey") == first.header("xkey")
+    assert c.get("/w:65/f:png/a.jpg", {"If-None-Match": first.header("etag")}).status == 304
+
+
+@pytest.fixture
+def purged_front(make_stack, tmp_path):
+    """A front cache kept for an hour, which kiln's purges reach (`purge.nginx_cache`)."""
+    root = tmp_path / "root"
+    root.mkdir()
+    for d in (tmp_path, root):
+        os.chmod(d, 0o755)
+    for name in ("a.jpg", "b.jpg"):
+        shutil.copy2(CORPUS / "pillow_hopper.jpg", root / name)
+        os.chmod(root / name, 0o644)
+    # Where nginx's workers (nobody) reach it: not under pytest's 0700 folder.
+    parent = Path(tempfile.mkdtemp(prefix="kiln-front-", dir=os.environ.get("TMPDIR", "/tmp")))
+    os.chmod(parent, 0o755)
+    front_dir = parent / "front"
+    disk = tmp_path / "disk"
+    s = make_stack(root=root, extra_args=["--set", f"purge.nginx_cache={front_dir}", "--set", f"cache.disk_path={disk}"],
+                   nginx_env={"KILN_NGINX_FRONT_CACHE": "3600", "KILN_NGINX_FRONT_CACHE_DIR": str(front_dir)})
+    yield s, front_dir, disk
+    shutil.rmtree(parent, ignore_errors=True)
+
+
+def front_files(front_dir) -> int:
+    return sum(1 for p in front_dir.rglob("*") if p.is_file())
+
+
+def test_a_purge_of_a_source_reaches_the_front_cache_at_once(purged_front):
+    s, front_dir, disk = purged_front
+    c = s.client()
+    urls_a = ["/w:66/f:png/a.jpg", "/w:67/f:jpeg/a.jpg"]
+    for u in [*urls_a, "/w:66/f:png/b.jpg"]:
+        assert c.get(u).status == 200
+        assert c.get(u).header("x-cache") == "HIT-FRONT"
+    assert front_files(front_dir) == 3
+    out = kiln("cache", "purge", "--source", "a.jpg", "--root", str(s.root), "--set", f"purge.nginx_cache={front_dir}",
+               "--set", f"cache.disk_path={disk}", "--listen", f"unix:{s.sock}")
+    assert out.returncode == 0, out.stderr
+    assert "2 answers" in out.stdout and f"nginx's front cache {front_dir}" in out.stdout, out.stdout
+    # a.jpg's answers are asked of kiln again (rendered: its disk entries went too); b.jpg's stay.
+    for u in urls_a:
+        r = c.get(u)
+        assert (r.header("x-cache-front"), r.header("x-cache")) == ("MISS", "MISS"), u
+    b = c.get("/w:66/f:png/b.jpg")
+    assert b.header("x-cache") == "HIT-FRONT"
+    assert front_files(front_dir) == 3
+
+
+def test_a_purge_of_everything_empties_the_front_cache(purged_front):
+    s, front_dir, disk = purged_front
+    c = s.client()
+    for u in ("/w:68/f:png/a.jpg", "/w:68/f:png/b.jpg"):
+        assert c.get(u).status == 200
+    assert front_files(front_dir) == 2
+    out = kiln("cache", "purge", "--root", str(s.root), "--set", f"purge.nginx_cache={front_dir}",
+               "--set", f"cache.disk_path={disk}", "--listen", f"unix:{s.sock}")
+    assert out.returncode == 0, out.stderr
+    assert "2 answers" in out.stdout, out.stdout
+    assert front_files(front_dir) == 0
+    assert c.get("/w:68/f:png/b.jpg").header("x-cache-front") == "MISS"

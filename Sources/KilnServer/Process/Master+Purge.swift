@@ -33,22 +33,31 @@ extension Master {
             case .failure(let refusal): return Master.textResponse(400, refusal.message)
             }
         }
-        guard let caching = try? CacheConfiguration(values), let disk = DiskCache(caching, logger: logger) else {
-            return Master.textResponse(409, "no disk cache on this host (cache.disk_path is empty): nothing to purge")
+        let front = (try? PurgeConfiguration(values)).map(\.nginxCache).flatMap { $0.isEmpty ? nil : NginxFrontCache(path: $0) }
+        let caching = try? CacheConfiguration(values)
+        let disk = caching.flatMap { DiskCache($0, logger: logger) }
+        guard disk != nil || front != nil else {
+            return Master.textResponse(409, "no disk cache on this host (cache.disk_path is empty) and no purge.nginx_cache: nothing to purge")
         }
         // `kiln cache purge` on this host names its folder: another server's is not this one's to purge.
         if let raw = pairs.first(where: { $0.hasPrefix("disk=") })?.dropFirst("disk=".count),
-           (try? PathDecoding.decodeSegment(raw)) != disk.path {
-            return Master.textResponse(409, "this server's disk cache is \(disk.path), not the one named")
+           (try? PathDecoding.decodeSegment(raw)) != disk?.path {
+            return Master.textResponse(409, "this server's disk cache is \(disk?.path ?? "off"), not the one named")
         }
-        if everything {
-            let removed = disk.purgeAll()
-            logger.notice("purge of every entry: removed \(removed.entries) disk cache entries (\(removed.bytes) bytes); every worker empties its memory cache at its next request")
-            return Master.textResponse(200, "purged \(removed.entries) entries (\(removed.bytes) bytes) of everything")
-        }
-        let removed = disk.purge(sourcePath: sourcePath)
-        logger.notice("purge of \(sourcePath): removed \(removed.entries) disk cache entries (\(removed.bytes) bytes); every worker drops it from memory at its next request")
-        return Master.textResponse(200, "purged \(removed.entries) entries (\(removed.bytes) bytes) of \(sourcePath)")
+        let removed = everything ? disk?.purgeAll() : disk?.purge(sourcePath: sourcePath)
+        let fronted = everything ? front?.purgeAll() : front?.purge(tag: SourceTag(sourcePath: sourcePath))
+        let what = everything ? "every entry" : sourcePath
+        let frontText = Master.frontPurgeText(fronted, path: front?.path)
+        logger.notice("purge of \(what): removed \(removed?.entries ?? 0) disk cache entries (\(removed?.bytes ?? 0) bytes)\(frontText); every worker drops \(everything ? "its memory cache" : "it from memory") at its next request")
+        return Master.textResponse(200, "purged \(removed?.entries ?? 0) entries (\(removed?.bytes ?? 0) bytes) of \(everything ? "everything" : sourcePath)\(frontText)")
+    }
+
+    /// `, N answers (B bytes) from nginx's front cache <path>` (and how many files it could not
+    /// read or remove); empty without a front cache.
+    static func frontPurgeText(_ removal: NginxFrontCache.Removal?, path: String?) -> String {
+        guard let removal, let path else { return "" }
+        let failed = removal.failed > 0 ? ", \(removal.failed) files it could not read or remove (run kiln as nginx's user)" : ""
+        return "; \(removal.files) answers (\(removal.bytes) bytes) from nginx's front cache \(path)\(failed)"
     }
 
     struct PurgeRefusal: Error, Equatable {

@@ -19,6 +19,8 @@ public struct PurgeConfiguration: ConfigSection, Equatable {
     public var hookBody = Key.hookBody.defaultValue
     /// Seconds each target may take (connect and answer).
     public var timeout: Double = Key.timeout.defaultValue
+    /// The folder of nginx's front cache on this host (`NginxFrontCache`); empty: none.
+    public var nginxCache = Key.nginxCache.defaultValue
 
     public enum Key {
         public static let hosts = Setting<[ListenAddress]>.custom(
@@ -49,6 +51,12 @@ public struct PurgeConfiguration: ConfigSection, Equatable {
             "purge.hook_body", default: "", expected: "one line, with {tag} and {path}",
             doc: "the body of every hook request, a template like the URLs (e.g. `{\"tags\":[\"{tag}\"]}` for Cloudflare); empty: none",
             check: { v in !v.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } })
+        public static let nginxCache = Setting.text(
+            "purge.nginx_cache", default: "", expected: "an absolute folder path, or empty",
+            doc: "the folder of nginx's front cache on this host (`fastcgi_cache_path` of nginx/kiln-front-cache.conf): "
+                + "every purge this host makes removes the source's answers from it too (files whose stored header carries the "
+                + "source's tag: keep a surrogate-key header on), or all of them; kiln must run as nginx's workers' user or root; empty: not reached",
+            check: { v in v.isEmpty || (v.hasPrefix("/") && !v.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }) })
         public static let timeout = Setting.duration("purge.timeout", default: 5, in: 0.1...300,
                                                      doc: "how long each host, edge and hook of a purge may take")
     }
@@ -60,6 +68,7 @@ public struct PurgeConfiguration: ConfigSection, Equatable {
         ConfigField(Key.hookHeaders) { $0.hookHeaders = $1 },
         ConfigField(Key.hookBody) { $0.hookBody = $1 },
         ConfigField(Key.timeout) { $0.timeout = $1 },
+        ConfigField(Key.nginxCache) { $0.nginxCache = $1 },
     ]
 
     public init() {}

@@ -144,6 +144,9 @@ public final class Master {
             if let warning = access.warning { logger.warning("\(warning)") }
         }
         feed(.start(boards: scoreboard?.slots ?? 1))
+        // Start-up is over: the command line, the settings catalog and the checks need not stay
+        // resident in a process that now mostly waits (its loop's code faults back in).
+        ProcessMemory.releaseExecutablePages()
 
         while exitStatus == nil {
             // Signals stay blocked: they wait at most one poll (50 ms), then are taken here.

@@ -105,6 +105,25 @@ import KilnModel
         }
     }
 
+    /// Paeth rows of RGBA are unfiltered two at a time (`PNGUnfilter.paethPair`): runs of Paeth
+    /// rows of odd and even lengths between other types, the last row in a pair or alone, and
+    /// widths from one pixel (no pairs) up.
+    @Test func paethRowsInPairsAmongOtherTypes() throws {
+        let patterns: [[UInt8]] = [[4, 4, 1, 4, 2, 4, 4, 4, 3, 0, 4], [4, 4, 4, 4], [0, 4, 4, 4], [2, 4, 4, 1, 4, 4]]
+        for channels in [3, 4] {
+            for width in [1, 2, 3, 17, 64] {
+                for types in patterns {
+                    let source = Self.image(width: width, height: types.count, channels: channels)
+                    let data = TinyPNGWriter.png(width: width, height: types.count, colorType: channels == 4 ? 6 : 2,
+                                                 idat: TinyPNGWriter.zlibStored(PNGTestFiles.filtered(source, types: types)))
+                    let label = "rows \(types), \(width) wide, \(channels) channels"
+                    #expect(Self.expectSameOutcome(data, label), "\(label): the fast path declined")
+                    #expect(Self.fast(data) == source, "\(label)")
+                }
+            }
+        }
+    }
+
     @Test func idatSplitIntoManyChunks() throws {
         let source = Self.image(width: 40, height: 30, channels: 4)
         let data = PNGTestFiles.splitIDAT(try Self.encode(source, filter: .all), pieceSize: 97)

@@ -6,10 +6,16 @@ import KilnTestBytes
 enum PNGTestFiles {
     /// `image`'s rows, each prefixed with `type` and filtered with it (PNG specification, 9.2).
     static func filtered(_ image: PixelBuffer, type: UInt8) -> [UInt8] {
+        filtered(image, types: Array(repeating: type, count: image.height))
+    }
+
+    /// Row y filtered with `types[y]`.
+    static func filtered(_ image: PixelBuffer, types: [UInt8]) -> [UInt8] {
         let bpp = image.channels, n = image.width * bpp
         var out: [UInt8] = []
         out.reserveCapacity((n + 1) * image.height)
         for y in 0..<image.height {
+            let type = types[y]
             out.append(type)
             for i in 0..<n {
                 let x = Int(image.pixels[y * n + i])

@@ -54,4 +54,11 @@ int kiln_png_rows_read(kiln_png_rows *rows, unsigned char *row);
 const char *kiln_png_rows_message(const kiln_png_rows *rows);
 void kiln_png_rows_close(kiln_png_rows *rows);
 
+/* Reverses PNG's Paeth filter for two consecutive RGBA rows whose filter type is Paeth: row y
+ * from its filtered bytes s0 and the row above prev into d0 (d0 may be s0 moved forwards: each
+ * write lands on bytes already read), row y+1 from s1 into d1, a separate buffer. n: bytes per
+ * row, a multiple of 4, at least 8. */
+void kiln_png_unpaeth4_pair(unsigned char *d0, const unsigned char *s0, const unsigned char *prev,
+                            unsigned char *d1, const unsigned char *s1, size_t n);
+
 #endif

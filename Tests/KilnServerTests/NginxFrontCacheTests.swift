@@ -10,9 +10,8 @@ import KilnPOSIX
 @Suite struct NginxFrontCacheTests {
     static func makeFolder() throws -> String {
         var template = Array("/tmp/kiln-front-test-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        #expect(made != nil)
-        return String(cString: template)
+        let made = try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) })
+        return String(cString: made)
     }
 
     /// A file as nginx writes it for `uri`, whose answer carries `tags` in an xkey header.

@@ -33,6 +33,23 @@ import Testing
         #expect(PixelHelpers.meanAbsDiff(back, rgb) < 3)
     }
 
+    /// The sampling factors of the SOF marker follow `chromaSubsampling`: luma 2×2 for 4:2:0,
+    /// 2×1 for 4:2:2, 1×1 for 4:4:4 (chroma always 1×1).
+    @Test func jpegChromaSubsamplingIsWrittenAsAsked() throws {
+        var sizes: [ChromaSubsampling: Int] = [:]
+        for (mode, factors) in [(ChromaSubsampling.s420, 0x22), (.s422, 0x21), (.s444, 0x11)] {
+            let data = try JPEGEncoder().encode(rgb, options: EncodeOptions(format: .jpeg, quality: 85, chromaSubsampling: mode))
+            let sof = try #require(data.indices.dropLast(12).first { data[$0] == 0xFF && data[$0 + 1] == 0xC0 })
+            // FF C0, length (2), precision, height (2), width (2), components, then id + factors.
+            #expect(data[sof + 9] == 3 && data[sof + 11] == UInt8(factors), "\(mode)")
+            #expect(data[sof + 14] == 0x11 && data[sof + 17] == 0x11)
+            sizes[mode] = data.count
+            let back = try JPEGDecoder().decode(data, options: DecodeOptions()).buffer
+            #expect(back.size == rgb.size && PixelHelpers.meanAbsDiff(back, rgb) < 3)
+        }
+        #expect(sizes[.s444]! > sizes[.s420]!)
+    }
+
     @Test func jpegQualityChangesSize() throws {
         let photo = try JPEGDecoder().decode(Corpus.data("skimage_rocket.jpg"), options: DecodeOptions()).buffer
         let low = try JPEGEncoder().encode(photo, options: EncodeOptions(format: .jpeg, quality: 30))

@@ -21,6 +21,18 @@ import Testing
         if case .pad(let p) = r.operations[2] { #expect(p.background == RGBColor(hex: "ff8800")) } else { Issue.record("pad") }
     }
 
+    @Test func subsamplingTakesThreeSpellingsAndRefusesOthers() throws {
+        for (path, want) in [("/ss:444/a.jpg", ChromaSubsampling.s444), ("/subsampling:4:2:2/a.jpg", .s422), ("/ss:420/f:jpeg/a.jpg", .s420)] {
+            let r = try parser.parse(path)
+            #expect(r.output.subsampling == want, "\(path)")
+            #expect(r.canonical.contains("subsampling:\(want.rawValue)"))
+            #expect(try parser.parse("/" + r.canonical) == r)
+        }
+        for bad in ["/ss:411/a.jpg", "/ss:4:4/a.jpg", "/ss/a.jpg", "/ss:444:1/a.jpg"] {
+            #expect(throws: SpecError.self, "\(bad)") { _ = try parser.parse(bad) }
+        }
+    }
+
     @Test func gravityAppliesToFillAndToCropsWithoutTheirOwn() throws {
         let r = try parser.parse("/rs:300:200:fill/crop:50:50/crop:10:10:sw/g:fp:0.25:0.7/a.jpg")
         #expect(r.operations == [

@@ -23,6 +23,7 @@ import KilnModel
         ("output.avif_quality", { $0.output.avifQuality = 40 }),
         ("output.avif_speed", { $0.output.avifSpeed = 6 }),
         ("output.progressive", { $0.output.progressive = true }),
+        ("output.jpeg_subsampling", { $0.output.jpegSubsampling = .s444 }),
         ("output.background", { $0.output.background = .black }),
     ] }
 
@@ -78,6 +79,22 @@ import KilnModel
         }
     }
 
+    /// Chroma subsampling: the URL's `ss:` or `output.jpeg_subsampling`, for JPEG only; 4:2:0
+    /// writes nothing into the key (keys made before the option stay), the others do.
+    @Test func chromaSubsamplingIsJPEGsAndInTheKeyUnlessDefault() throws {
+        var output = OutputConfiguration()
+        var request = OutputOptions()
+        #expect(output.encodeOptions(format: .jpeg, request: request).chromaSubsampling == .s420)
+        #expect(!output.encodeOptions(format: .jpeg, request: request).canonical.contains("cs="))
+        request.subsampling = .s444
+        #expect(output.encodeOptions(format: .jpeg, request: request).canonical.hasSuffix(";cs=444"))
+        #expect(output.encodeOptions(format: .webp, request: request).chromaSubsampling == .s420)
+        output = try OutputConfiguration(ConfigValues(["output.jpeg_subsampling": "4:2:2"]))
+        #expect(output.encodeOptions(format: .jpeg).chromaSubsampling == .s422)
+        #expect(output.encodeOptions(format: .jpeg, request: request).chromaSubsampling == .s444)   // the URL wins
+        #expect(throws: ConfigError.self) { _ = try OutputConfiguration(ConfigValues(["output.jpeg_subsampling": "4:1:1"], origin: "test")) }
+    }
+
     /// `EncodeOptions.canonical` covers every field.
     @Test func encodeOptionsIdentifierCoversEveryField() {
         let base = EncodeOptions(format: .jpeg)
@@ -91,6 +108,7 @@ import KilnModel
         o = base; o.pngCompressionLevel = 1; variants.append(o)
         o = base; o.iccProfile = [1]; variants.append(o)
         o = base; o.metadata = ImageMetadata(); variants.append(o)
+        o = base; o.chromaSubsampling = .s444; variants.append(o)
         let all = [base.canonical] + variants.map(\.canonical)
         #expect(Set(all).count == all.count)
         // Mirror check: a new stored property must be added to `canonical` (and to this list).

@@ -68,6 +68,7 @@ TWINS = [
     (f"/{PHOTO}?w=300&h=300&fit=crop&crop=top,right&fm=webp&q=50", f"/rs:300:300:fill/el:1/g:ne/f:webp/q:50/{PHOTO}", ""),
     (f"/{SMALL}?w=64&auto=format&flip=h&blur=30", f"/w:64/el:1/f:auto/bl:3/flip:h/{SMALL}", CHROMIUM_ACCEPT),
     (f"/{SMALL}?h=100&fit=max&dpr=2&bg=fff&fm=png&rot=270", f"/h:100/dpr:2/bg:ffffff/f:png/rot:270/{SMALL}", ""),
+    (f"/{PHOTO}?w=120&fm=jpg&chromasub=444", f"/w:120/el:1/f:jpeg/ss:444/{PHOTO}", ""),
 ]
 
 

@@ -28,6 +28,43 @@ def test_progressive_jpeg(client):
     assert jpeg_sof(r.body) == 0
 
 
+def luma_sampling(body: bytes) -> int:
+    """The luma component's sampling factors in the SOF marker (0x22: 4:2:0, 0x21: 4:2:2, 0x11: 4:4:4)."""
+    i = 2
+    while i + 4 <= len(body):
+        marker = body[i + 1]
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            assert body[i + 9] == 3, "three components"
+            return body[i + 11]
+        i += 2 + struct.unpack(">H", body[i + 2:i + 4])[0]
+    raise AssertionError("no SOF marker")
+
+
+def test_chroma_subsampling(client, make_stack):
+    """`ss:` for JPEG (default 4:2:0), and `output.jpeg_subsampling` as the default; each its own
+    cache entry and bytes; a bad value is a one-line 400."""
+    sizes = {}
+    for spelling, factors in (("", 0x22), ("/ss:420", 0x22), ("/ss:422", 0x21), ("/ss:4:4:4", 0x11)):
+        r, img = client.image(f"/w:400{spelling}/f:jpeg/{PHOTO_HD}")
+        assert luma_sampling(r.body) == factors, spelling
+        assert img.size[0] == 400
+        sizes[spelling] = len(r.body)
+    assert sizes["/ss:4:4:4"] > sizes["/ss:420"] and sizes[""] == sizes["/ss:420"]
+    # Other formats ignore it.
+    r, img = client.image(f"/w:200/ss:444/f:png/{PHOTO_HD}")
+    assert img.format == "PNG"
+    bad = client.get(f"/w:200/ss:411/f:jpeg/{PHOTO_HD}")
+    assert bad.status == 400 and "ss:411" in bad.body.decode(), bad.body
+    assert_plain_error(bad, "ss:411")
+    # The setting changes the default; the URL still wins.
+    s = make_stack(extra_args=["--set", "output.jpeg_subsampling=4:4:4"])
+    c = s.client()
+    r, _ = c.image(f"/w:400/f:jpeg/{PHOTO_HD}")
+    assert luma_sampling(r.body) == 0x11
+    r, _ = c.image(f"/w:400/ss:420/f:jpeg/{PHOTO_HD}")
+    assert luma_sampling(r.body) == 0x22
+
+
 def test_interlaced_png(client):
     r, im = client.image(f"/w:120/progressive:1/f:png/{PHOTO_HD}")
     assert r.body[12:16] == b"IHDR" and r.body[28] == 1  # Adam7

@@ -1,8 +1,8 @@
 import CTurboJPEG
 import KilnModel
 
-/// Encodes JPEG with TurboJPEG (`tjCompress2`): 4:2:0 chroma subsampling, `options.quality`,
-/// progressive when `options.progressive`.
+/// Encodes JPEG with TurboJPEG (`tjCompress2`): `options.chromaSubsampling` (4:2:0 by default),
+/// `options.quality`, progressive when `options.progressive`.
 ///
 /// RGBA input is encoded as RGBX: the alpha byte is ignored (the pipeline flattens onto the
 /// background before choosing a format without alpha). `options.iccProfile`, when it is an RGB
@@ -21,12 +21,17 @@ public struct JPEGEncoder: ImageEncoding, Sendable {
         let pixelFormat = image.channels == 4 ? TJPF_RGBX : TJPF_RGB
         let quality = Int32(min(max(options.quality, 1), 100))
         let flags = options.progressive ? TJFLAG_PROGRESSIVE : 0
+        let subsampling = switch options.chromaSubsampling {
+        case .s444: TJSAMP_444
+        case .s422: TJSAMP_422
+        case .s420: TJSAMP_420
+        }
 
         var output: UnsafeMutablePointer<UInt8>? = nil
         var size: UInt = 0
         let rc = image.pixels.withUnsafeBufferPointer { pixels in
             tjCompress2(handle.raw, pixels.baseAddress, Int32(image.width), Int32(image.rowBytes), Int32(image.height),
-                        pixelFormat.rawValue, &output, &size, Int32(TJSAMP_420.rawValue), quality, flags)
+                        pixelFormat.rawValue, &output, &size, Int32(subsampling.rawValue), quality, flags)
         }
         defer { if let output { tjFree(output) } }
         guard rc == 0, let output, size > 0 else { throw .failed("JPEG encode failed: \(handle.errorMessage)") }

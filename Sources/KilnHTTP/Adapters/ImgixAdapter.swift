@@ -1,3 +1,5 @@
+import KilnModel
+
 /// imgix's query parameters on a plain source path: `/photos/cat.jpg?w=300&h=200&fit=crop`.
 /// With this adapter on, a query string that names at least one imgix parameter, on a path that
 /// no other adapter claims and that a client sent (never nginx's trusted rewrites), is read as
@@ -19,6 +21,7 @@
 /// | `blur` (0–2000) | `bl:<blur ÷ 10>` |
 /// | `flip` (`h`, `v`, `hv`) | `flip:` |
 /// | `rot` (0, 90, 180, 270) | `rot:` |
+/// | `chromasub` (420, 422, 444) | `ss:` |
 /// | `ixlib` | nothing (the client library's version; changes no pixel) |
 ///
 /// Everything else is a 400 naming it (`auto=compress`, `crop=faces`, `fit=facearea`, `s` …).
@@ -41,6 +44,7 @@ public struct ImgixAdapter: URLAdapter {
         .init("blur", options: ["blur"]),
         .init("flip", options: ["flip"]),
         .init("rot", options: ["rotate"]),
+        .init("chromasub", options: ["subsampling"]),
         .init("ixlib"),
         .init("s", refused: "imgix's signatures are not checked by Kiln; sign Kiln's own URLs (docs/security.md)"),
     ]
@@ -79,6 +83,10 @@ public struct ImgixAdapter: URLAdapter {
             case "png", "webp", "avif", "json", "blurhash": options.append("f:\(fm)")
             default: throw AdapterError(name, "fm=\(fm.prefix(20)) not supported (jpg, pjpg, png, webp, avif, json or blurhash)")
             }
+        }
+        if let cs = p["chromasub"] {
+            guard ChromaSubsampling(rawValue: cs) != nil else { throw AdapterError(name, "chromasub=\(cs.prefix(20)) must be 420, 422 or 444") }
+            options.append("ss:\(cs)")
         }
         if let q = p["q"] { options.append("q:\(try AdaptedSource.integer(q, "q", 1...100, adapter: name))") }
         if let d = p["dpr"] { options.append("dpr:\(try AdaptedSource.decimal(d, "dpr", 1...4, adapter: name))") }

@@ -81,6 +81,18 @@ extension OptionCatalog {
             b.output.progressive = try a.flag(0, "progressive")
         },
         OptionDeclaration(
+            "subsampling", aliases: ["ss"], fuzz: ["444", "422", "420", "4:4:4"],
+            usages: [.init("subsampling:<444\\|422\\|420>",
+                           "JPEG chroma subsampling: `444` keeps colour at full resolution (sharp coloured text and edges, larger files), `422` halves it across, `420` both ways; default `output.jpeg_subsampling` (`420`); other formats ignore it",
+                           ["/ss:444/f:jpeg/logo.png"])]
+        ) { (a, b, _) throws(SpecError) in
+            try a.arity(1...3)   // `444` or `4:4:4`
+            guard a.count != 2, let value = ChromaSubsampling(spelling: a.args.joined(separator: ":")) else {
+                throw a.invalid("must be 444, 422 or 420 (or 4:4:4, 4:2:2, 4:2:0)")
+            }
+            b.output.subsampling = value
+        },
+        OptionDeclaration(
             "lossless", aliases: ["ll"],
             usages: [.init("lossless:1", "lossless WebP (and AVIF)", ["/ll:1/f:webp/logo.png"])]
         ) { (a, b, _) throws(SpecError) in

@@ -30,6 +30,8 @@ public struct OutputOptions: Sendable, Hashable {
     public var background: RGBColor?
     /// `progressive:<0|1>` (`pg`): progressive JPEG, interlaced PNG; nil uses the configuration.
     public var progressive: Bool?
+    /// `subsampling:<444|422|420>` (`ss`): JPEG chroma subsampling; nil uses the configuration.
+    public var subsampling: ChromaSubsampling?
     /// `lossless:1` (`ll`): lossless WebP.
     public var lossless = false
     /// `strip:0` keeps the source's EXIF and XMP (orientation reset to 1); default strips them.
@@ -68,6 +70,7 @@ public struct OutputOptions: Sendable, Hashable {
         if placeholders { parts.append("placeholders:1") }
         if let blurhash { parts.append("blurhash:\(blurhash.x):\(blurhash.y)") }
         if let progressive { parts.append("progressive:\(progressive ? 1 : 0)") }
+        if let subsampling { parts.append("subsampling:\(subsampling.rawValue)") }
         if lossless { parts.append("lossless:1") }
         if !strip { parts.append("strip:0") }
         if let frame { parts.append("frame:\(frame)") }

@@ -5,6 +5,8 @@ public struct EncodeOptions: Sendable, Equatable {
     public var quality: Int
     /// Progressive JPEG / interlaced PNG.
     public var progressive: Bool
+    /// JPEG chroma subsampling (other formats: 4:2:0, unused).
+    public var chromaSubsampling: ChromaSubsampling
     /// Lossless WebP.
     public var lossless: Bool
     /// libwebp method 0 (fast) ... 6 (small).
@@ -20,10 +22,11 @@ public struct EncodeOptions: Sendable, Equatable {
 
     public init(format: ImageFormat, quality: Int = 80, progressive: Bool = false, lossless: Bool = false,
                 webpMethod: Int = 2, avifSpeed: Int = 9, pngCompressionLevel: Int = 6, iccProfile: [UInt8]? = nil,
-                metadata: ImageMetadata? = nil) {
+                metadata: ImageMetadata? = nil, chromaSubsampling: ChromaSubsampling = .s420) {
         self.format = format
         self.quality = quality
         self.progressive = progressive
+        self.chromaSubsampling = chromaSubsampling
         self.lossless = lossless
         self.webpMethod = webpMethod
         self.avifSpeed = avifSpeed
@@ -35,11 +38,13 @@ public struct EncodeOptions: Sendable, Equatable {
     /// Every setting that changes the encoded bytes, in a fixed order, e.g.
     /// `jpeg;q=80;pg=0;ll=0;wm=2;as=9;pz=6;icc=0;md=0`: the encoder part of cache keys. `md` says
     /// whether metadata is kept (`strip:0`), `icc` whether a profile is embedded; the bytes of
-    /// either come from the source, whose version is in the key already.
+    /// either come from the source, whose version is in the key already. `cs` (chroma
+    /// subsampling) is written only when it is not 4:2:0, so keys made before it existed stay.
     /// A new field must be added here (`EncodeOptionsTests` checks that every field counts).
     public var canonical: String {
         "\(format.rawValue);q=\(quality);pg=\(progressive ? 1 : 0);ll=\(lossless ? 1 : 0);wm=\(webpMethod);as=\(avifSpeed);"
             + "pz=\(pngCompressionLevel);icc=\(iccProfile == nil ? 0 : 1);md=\(metadata == nil ? 0 : 1)"
+            + (chromaSubsampling == .s420 ? "" : ";cs=\(chromaSubsampling.rawValue)")
     }
 }
 

@@ -53,7 +53,7 @@ public enum EncoderCost {
     /// Megapixel-passes per output megapixel (10 ms each on the reference machine).
     public static func work(_ options: EncodeOptions) -> Double {
         switch options.format {
-        case .jpeg: return 1.7
+        case .jpeg: return 1.7 * (1 + options.chromaSubsampling.chromaSamplesPerPixel) / 1.5   // samples coded
         case .png, .gif: return 40
         case .webp:
             if options.lossless { return 150 }

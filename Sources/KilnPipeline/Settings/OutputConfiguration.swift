@@ -16,6 +16,8 @@ public struct OutputConfiguration: ConfigSection, Equatable {
     /// Progressive JPEG and interlaced PNG unless the URL says `progressive:0` (baseline JPEG
     /// encodes faster; progressive is usually a little smaller).
     public var progressive = Key.progressive.defaultValue
+    /// JPEG chroma subsampling unless the URL says `subsampling:`.
+    public var jpegSubsampling = Key.jpegSubsampling.defaultValue
     /// RGB that transparent pixels are flattened onto for JPEG.
     public var background: RGBColor = Key.background.defaultValue
     /// `f:json` reports the EXIF GPS position (off: for privacy, a photo's position is left out).
@@ -40,6 +42,10 @@ public struct OutputConfiguration: ConfigSection, Equatable {
             parse: { RGBColor(hex: $0) }, format: { $0.description })
         public static let progressive = Setting.bool("output.progressive", default: false,
                                                      doc: "progressive JPEG / interlaced PNG unless the URL says `pg:`")
+        public static let jpegSubsampling = Setting<ChromaSubsampling>.custom(
+            "output.jpeg_subsampling", default: .s420, type: "subsampling", expected: "4:4:4, 4:2:2 or 4:2:0",
+            doc: "JPEG chroma subsampling unless the URL says `ss:`: 4:2:0 the smallest files, 4:4:4 colour at full resolution (sharp coloured text, about twice the encode work)",
+            parse: { ChromaSubsampling(spelling: $0) }, format: { $0.description })
         public static let infoGPS = Setting.bool("output.info_gps", default: false,
                                                  doc: "`f:json` reports the EXIF GPS position (latitude, longitude, altitude), and `strip:0` keeps it in the "
                                                      + "output's EXIF and XMP; off by default, for privacy (copyright and the rest of the metadata stay)")
@@ -54,6 +60,7 @@ public struct OutputConfiguration: ConfigSection, Equatable {
         ConfigField(Key.avifSpeed) { $0.avifSpeed = $1 },
         ConfigField(Key.background) { $0.background = $1 },
         ConfigField(Key.progressive) { $0.progressive = $1 },
+        ConfigField(Key.jpegSubsampling) { $0.jpegSubsampling = $1 },
         ConfigField(Key.infoGPS) { $0.infoGPS = $1 },
     ]
 
@@ -68,6 +75,7 @@ public struct OutputConfiguration: ConfigSection, Equatable {
         let q = request.quality ?? request.formatQualities[format] ?? (format == .webp ? webpQuality : format == .avif ? avifQuality : jpegQuality)
         return EncodeOptions(format: format, quality: q, progressive: request.progressive ?? progressive,
                              lossless: request.lossless, webpMethod: webpMethod, avifSpeed: avifSpeed, pngCompressionLevel: pngCompressionLevel,
-                             metadata: request.strip ? nil : infoGPS ? metadata : metadata?.withoutGPS)
+                             metadata: request.strip ? nil : infoGPS ? metadata : metadata?.withoutGPS,
+                             chromaSubsampling: format == .jpeg ? request.subsampling ?? jpegSubsampling : .s420)
     }
 }

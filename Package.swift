@@ -6,7 +6,7 @@ import PackageDescription
 // `scripts/check-layers` (run by scripts/test) that every import, C modules included, is a direct
 // dependency listed here: reaching a module through another target's dependencies fails it.
 //
-//   C targets        system libraries, dlopen shims (CAvif CHeif CKilnFetch) and fixed-arity shims:
+//   C targets        system libraries, dlopen shims (CAvif CHeif CRsvg CTiff CJxl CKilnFetch) and fixed-arity shims:
 //                    CKilnCodecShims (setjmp/longjmp codec calls), CKilnProcessShims (spawn, signals, scoreboard),
 //                    CKilnResample (the resampler's fixed-point kernel: portable C and AVX2, chosen at run time)
 //   KilnPOSIX        fd I/O, files, clocks, locks, threads, sleeps: the only Swift target that reads errno
@@ -101,6 +101,11 @@ let package = Package(
         // libavif and libheif: headers only; the shims load the libraries on first use (dlopen).
         .target(name: "CAvif", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CHeif", linkerSettings: [.linkedLibrary("dl")]),
+        // librsvg (with cairo), libtiff and libjxl: loaded on first use too. librsvg's shim draws
+        // the whole document in C (GObject and cairo calls Swift has no headers for).
+        .target(name: "CRsvg", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CTiff", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CJxl", linkerSettings: [.linkedLibrary("dl")]),
         // The codec calls Swift cannot make (libjpeg's and libpng's setjmp/longjmp error handling).
         .target(name: "CKilnCodecShims", dependencies: ["CPNG", "CJPEG", "CDeflate"]),
         // The process calls Swift cannot make (posix_spawn file actions, prctl, signal masks, the
@@ -118,7 +123,8 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .target(name: "KilnCodecs", dependencies: [
-            "KilnModel", "CTurboJPEG", "CPNG", "CWebP", "CMagic", "CLcms2", "CDeflate", "CGif", "CAvif", "CHeif", "CKilnCodecShims",
+            "KilnModel", "CTurboJPEG", "CPNG", "CWebP", "CMagic", "CLcms2", "CDeflate", "CGif", "CAvif", "CHeif", "CRsvg", "CTiff", "CJxl",
+            "CKilnCodecShims",
         ]),
         .target(name: "KilnProcessing", dependencies: ["KilnModel", "CKilnResample"]),
         .target(name: "KilnPipeline", dependencies: [

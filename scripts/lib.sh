@@ -29,7 +29,8 @@ kiln_pin_packages
 KILN_APT_PACKAGES=(
     libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libwebp-dev
     libmagic-dev liblcms2-dev libdeflate-dev libdeflate0 libgif-dev libgif7 libcurl4-openssl-dev
-    libavif-dev libavif15 libheif-dev libheif1 libdav1d6 libaom3 libde265-0 wrk pkg-config python3 python3-venv python3-pip
+    libavif-dev libavif15 libheif-dev libheif1 libdav1d6 libaom3 libde265-0 librsvg2-2 libcairo2 libtiff-dev libtiff6
+    libjxl-dev libjxl0.7 wrk pkg-config python3 python3-venv python3-pip
     ca-certificates git procps
 )
 # What only the tests need (`kiln_install_deps --test`, scripts/test):

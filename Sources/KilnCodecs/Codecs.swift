@@ -5,7 +5,8 @@ import KilnModel
 /// The codecs are stateless values (each call makes and frees its own library handles), so a
 /// lookup costs nothing and the results may be kept or shared.
 public enum Codecs {
-    /// The decoder for `format`: `JPEGDecoder`, `PNGDecoder`, `WebPDecoder`, `AVIFDecoder` or `HEIFDecoder`.
+    /// The decoder for `format`: `JPEGDecoder`, `PNGDecoder`, `WebPDecoder`, `GIFDecoder`, `AVIFDecoder`,
+    /// `HEIFDecoder`, `SVGDecoder`, `TIFFDecoder`, `BMPDecoder`, `ICODecoder` or `JXLDecoder`.
     public static func decoder(for format: ImageFormat) -> any ImageDecoding {
         switch format {
         case .jpeg: JPEGDecoder()
@@ -14,6 +15,11 @@ public enum Codecs {
         case .gif: GIFDecoder()
         case .avif: AVIFDecoder()
         case .heic: HEIFDecoder()
+        case .svg: SVGDecoder()
+        case .tiff: TIFFDecoder()
+        case .bmp: BMPDecoder()
+        case .ico: ICODecoder()
+        case .jxl: JXLDecoder()
         }
     }
 
@@ -24,9 +30,9 @@ public enum Codecs {
         case .jpeg: JPEGEncoder()
         case .png: PNGEncoder()
         case .webp: WebPEncoder()
-        case .gif: NoEncoder(format: format)
         case .avif: AVIFEncoder()
         case .heic: HEICUnsupportedEncoder()
+        case .gif, .svg, .tiff, .bmp, .ico, .jxl: NoEncoder(format: format)
         }
     }
 
@@ -54,7 +60,7 @@ public enum Codecs {
     }
 }
 
-/// The "encoder" of a read-only format (GIF): the parser refuses `f:gif` and the pipeline never
+/// The "encoder" of a read-only format (GIF, SVG, TIFF, BMP, ICO, JPEG XL): the parser refuses `f:gif` and the pipeline never
 /// picks it, so reaching this is a bug, reported as an encoder failure.
 struct NoEncoder: ImageEncoding, Sendable {
     let format: ImageFormat

@@ -71,6 +71,20 @@ public struct DecodePlan: Sendable, Equatable {
             }
             return DecodePlan(size: full, channels: header.hasAlpha ? 4 : 3, scratchBytes: 8 * pixels + tiles + (4 << 20),
                               streamed: false, codedPixels: coded)
+        case .svg:
+            // `header` is the raster's (`VectorRaster`): cairo's premultiplied surface, the filter
+            // surfaces alive at once (`VectorFacts.surfaces`), librsvg's tree (about 1 KB an element).
+            let pixels = full.width * full.height
+            let facts = header.vector
+            let surfaces = facts?.surfaces ?? 1
+            return DecodePlan(size: full, channels: 4, scratchBytes: 4 * pixels * surfaces + 1024 * (facts?.elements ?? 0) + (8 << 20),
+                              streamed: false)
+        case .tiff, .bmp, .ico, .jxl:
+            // Decoded at full size into RGBA (TIFF through libtiff's RGBA reader, JPEG XL through
+            // libjxl's image-out buffer), then copied into the buffer.
+            let pixels = full.width * full.height
+            return DecodePlan(size: full, channels: header.hasAlpha ? 4 : 3, scratchBytes: 4 * pixels + (2 << 20),
+                              streamed: false)
         }
     }
 

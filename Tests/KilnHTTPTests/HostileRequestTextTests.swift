@@ -45,7 +45,7 @@ import KilnPipeline
     @Test func the415MessageIsASentence() {
         let m = ErrorMapping.map(PipelineError.unsupportedType("text/plain"))
         #expect(m.status == 415)
-        #expect(m.message == "not a supported image (content is text/plain): Kiln reads JPEG, PNG, WebP, GIF, AVIF and HEIC images")
+        #expect(m.message == "not a supported image (content is text/plain): Kiln reads JPEG, PNG, WebP, GIF, AVIF, HEIC, SVG, TIFF, BMP, ICO and JPEG XL images")
         #expect(!m.message.hasSuffix(" are"))
     }
 

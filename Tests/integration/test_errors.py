@@ -107,7 +107,7 @@ def test_text_named_png_415(client):
     assert r.status == 415, r.describe()
     assert_plain_error(r)
     # A whole sentence (it ended "...AVIF and HEIC are").
-    assert r.body == b"not a supported image (content is text/plain): Kiln reads JPEG, PNG, WebP, GIF, AVIF and HEIC images\n", r.body
+    assert r.body == b"not a supported image (content is text/plain): Kiln reads JPEG, PNG, WebP, GIF, AVIF, HEIC, SVG, TIFF, BMP, ICO and JPEG XL images\n", r.body
 
 
 def test_control_characters_in_a_404_body_are_escaped(client):

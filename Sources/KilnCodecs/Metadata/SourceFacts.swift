@@ -5,7 +5,7 @@ import KilnModel
 ///
 /// JPEG: the marker segments before the first scan (`JPEGMarkers`); PNG: the chunk walk
 /// (`PNGChunks`) and libpng's iCCP read; WebP: the demuxer's chunks and frame headers; GIF: the
-/// block walk (`GIFStructure`). AVIF and HEIC carry their profile and EXIF in item boxes Kiln does
+/// block walk (`GIFStructure`). AVIF, HEIC, TIFF and JPEG XL carry their profile and EXIF in item boxes Kiln does
 /// not walk here: their EXIF is not reported, and an embedded profile is named "embedded".
 public struct SourceFacts: Sendable, Equatable {
     /// EXIF as TIFF bytes, nil when absent.
@@ -45,8 +45,10 @@ public struct SourceFacts: Sendable, Equatable {
                 if container.frameCount > 1 { facts.durationMilliseconds = container.totalDurationMilliseconds }
             case .gif:
                 if let structure = try? GIFStructure.scan(bytes) { facts.durationMilliseconds = structure.totalDelay * 10 }
-            case .avif, .heic:
+            case .avif, .heic, .tiff, .jxl:
                 if header.hasColourProfile == true { facts.colourProfile = "embedded" }
+            case .svg, .bmp, .ico:
+                break
             }
         }
         return facts

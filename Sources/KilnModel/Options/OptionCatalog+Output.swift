@@ -1,5 +1,5 @@
 /// The output options: format, quality and the encoder's switches, the documents (`f:json`,
-/// `ph:`, `bh:`), `frame:` and `max_bytes:`.
+/// `ph:`, `bh:`), `frame:`, `page:` and `max_bytes:`.
 extension OptionCatalog {
     static let output: [OptionDeclaration] = [
         OptionDeclaration(
@@ -116,6 +116,15 @@ extension OptionCatalog {
         ) { (a, b, _) throws(SpecError) in
             try a.arity(1...1)
             b.output.frame = try a.int(0, "frame", 0...1_000_000)
+        },
+        OptionDeclaration(
+            "page",
+            usages: [.init("page:<n>",
+                           "the image `n` (0-based) of a file of several: a TIFF's page, an ICO's entry; default the first page of a TIFF and the largest entry of an ICO; out of range (or beyond 0 for any other source) is a 400",
+                           ["/page:1/f:png/scan.tiff"])]
+        ) { (a, b, _) throws(SpecError) in
+            try a.arity(1...1)
+            b.output.page = try a.int(0, "page", 0...65_535)
         },
         OptionDeclaration(
             "max_bytes", aliases: ["mb"], fuzz: ["mb:20000"],

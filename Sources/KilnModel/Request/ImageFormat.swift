@@ -7,6 +7,17 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     case avif
     /// HEIC/HEIF (HEVC still image): decoded only (libheif with libde265); never an output.
     case heic
+    /// SVG: sanitised (`SVGSanitizer`), then rasterised by librsvg at the size the request needs
+    /// (`isVector`); input only.
+    case svg
+    /// TIFF (libtiff): the first page or `page:<n>`; input only.
+    case tiff
+    /// BMP (Windows bitmap): input only.
+    case bmp
+    /// ICO (Windows icon): the largest entry or `page:<n>`; input only.
+    case ico
+    /// JPEG XL (libjxl, decode only): input only.
+    case jxl
 
     public var mimeType: String {
         switch self {
@@ -16,6 +27,11 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         case .gif: "image/gif"
         case .avif: "image/avif"
         case .heic: "image/heic"
+        case .svg: "image/svg+xml"
+        case .tiff: "image/tiff"
+        case .bmp: "image/bmp"
+        case .ico: "image/vnd.microsoft.icon"
+        case .jxl: "image/jxl"
         }
     }
 
@@ -28,11 +44,16 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         case "image/gif": self = .gif
         case "image/avif", "image/avif-sequence": self = .avif
         case "image/heic", "image/heif", "image/heic-sequence", "image/heif-sequence": self = .heic
+        case "image/svg+xml", "image/svg": self = .svg
+        case "image/tiff": self = .tiff
+        case "image/bmp", "image/x-ms-bmp", "image/x-bmp": self = .bmp
+        case "image/vnd.microsoft.icon", "image/x-icon": self = .ico
+        case "image/jxl": self = .jxl
         default: return nil
         }
     }
 
-    /// The format a file extension names (`jpg`, `jpeg`, `png`, `webp`, `avif`, `heic`), for `kiln process`.
+    /// The format a file extension names (`jpg`, `jpeg`, `png`, `webp`, `avif`, `heic`, `svg`, `tif`, ...), for `kiln process`.
     public init?(fileExtension: String) {
         switch fileExtension.lowercased() {
         case "jpg", "jpeg": self = .jpeg
@@ -41,6 +62,11 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         case "gif": self = .gif
         case "avif": self = .avif
         case "heic", "heif": self = .heic
+        case "svg": self = .svg
+        case "tif", "tiff": self = .tiff
+        case "bmp": self = .bmp
+        case "ico": self = .ico
+        case "jxl": self = .jxl
         default: return nil
         }
     }
@@ -48,8 +74,20 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     /// Whether the encoded format can carry an alpha channel.
     public var supportsAlpha: Bool { self != .jpeg }
 
-    /// Whether Kiln writes this format (`f:`): GIF and HEIC are read only.
-    public var isEncodable: Bool { self != .gif && self != .heic }
+    /// Whether Kiln writes this format (`f:`): GIF, HEIC, SVG, TIFF, BMP, ICO and JPEG XL are read only.
+    public var isEncodable: Bool {
+        switch self {
+        case .jpeg, .png, .webp, .avif: true
+        case .gif, .heic, .svg, .tiff, .bmp, .ico, .jxl: false
+        }
+    }
+
+    /// Whether the source is drawn rather than stored as pixels (SVG): it is rasterised at the
+    /// size the request's leading resize asks for, enlargement included (`VectorRaster`).
+    public var isVector: Bool { self == .svg }
+
+    /// Whether the file may hold several images of which `page:<n>` picks one (TIFF pages, ICO entries).
+    public var hasPages: Bool { self == .tiff || self == .ico }
 
     /// Whether Kiln writes animations in this format (animated WebP).
     public var supportsAnimation: Bool { self == .webp }
@@ -72,6 +110,11 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         case .gif: 65_535
         case .avif: 16_384
         case .heic: 16_384
+        case .svg: 16_384    // the largest raster (librsvg's cairo surfaces stop at 32767)
+        case .tiff: 4_294_967_295
+        case .bmp: 2_147_483_647
+        case .ico: 256
+        case .jxl: 1_073_741_823
         }
     }
 
@@ -89,6 +132,11 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         case .gif: "GIF"
         case .avif: "AVIF"
         case .heic: "HEIC"
+        case .svg: "SVG"
+        case .tiff: "TIFF"
+        case .bmp: "BMP"
+        case .ico: "ICO"
+        case .jxl: "JPEG XL"
         }
     }
 }

@@ -40,6 +40,10 @@ public struct OutputOptions: Sendable, Hashable {
     /// format); nil: the whole animation for animated outputs, the first frame for still ones.
     /// Out of range is a 400 (`PipelineError.frameOutOfRange`); ignored for still sources.
     public var frame: Int?
+    /// `page:<n>`: the 0-based image of a file of several (a TIFF's pages, an ICO's entries);
+    /// nil: a TIFF's first page, an ICO's largest entry. Out of range is a 400
+    /// (`PipelineError.pageOutOfRange`), as is a page beyond 0 of a single-image source.
+    public var page: Int?
     /// `f:json`, `f:blurhash`, `f:thumbhash`: an answer about the image instead of an image
     /// (`format` then stays `.source`, and the encoder options do not apply).
     public var document: DocumentKind?
@@ -74,6 +78,7 @@ public struct OutputOptions: Sendable, Hashable {
         if lossless { parts.append("lossless:1") }
         if !strip { parts.append("strip:0") }
         if let frame { parts.append("frame:\(frame)") }
+        if let page { parts.append("page:\(page)") }
         if let maxBytes { parts.append("max_bytes:\(maxBytes)") }
         return parts
     }

@@ -13,6 +13,11 @@ public struct ImageHeader: Sendable, Equatable {
     /// decoder's header walk saw it; nil when the decoder does not say (the cost estimate then
     /// scans the first bytes for the profile's tag).
     public var hasColourProfile: Bool?
+    /// The images the file holds that `page:<n>` picks from (TIFF pages, ICO entries); 1 for the others.
+    public var pageCount: Int = 1
+    /// What rasterising costs beyond its pixels, for a vector source (SVG): read from the
+    /// sanitised document, nil for pixel formats.
+    public var vector: VectorFacts?
 
     public init(format: ImageFormat, width: Int, height: Int, frameCount: Int = 1, orientation: Int = 1, hasAlpha: Bool = false) {
         self.format = format
@@ -34,10 +39,18 @@ public struct DecodeOptions: Sendable, Equatable {
     /// scaling, WebP scaled decoding) picks the smallest scale that still covers it. nil: full size.
     public var minimumSize: PixelSize?
     public var limits: DecodeLimits
+    /// The image of a file of several (`page:<n>`, 0-based; TIFF pages, ICO entries); nil: the
+    /// first page of a TIFF, the largest entry of an ICO.
+    public var page: Int?
+    /// The size a vector source is rasterised at (`VectorRaster`); nil: its intrinsic size.
+    public var rasterSize: PixelSize?
 
-    public init(minimumSize: PixelSize? = nil, limits: DecodeLimits = DecodeLimits()) {
+    public init(minimumSize: PixelSize? = nil, limits: DecodeLimits = DecodeLimits(), page: Int? = nil,
+                rasterSize: PixelSize? = nil) {
         self.minimumSize = minimumSize
         self.limits = limits
+        self.page = page
+        self.rasterSize = rasterSize
     }
 }
 
@@ -77,4 +90,12 @@ public protocol ImageDecoding {
     func readHeader(_ data: [UInt8]) throws(DecodeError) -> ImageHeader
     /// Decodes, after checking `options.limits` against the header.
     func decode(_ data: [UInt8], options: DecodeOptions) throws(DecodeError) -> DecodedImage
+}
+
+/// A decoder of files that hold several images (TIFF pages, ICO entries): the header of the one
+/// `page:<n>` picks. `readHeader(_:)` describes the default image and says how many there are
+/// (`ImageHeader.pageCount`); the pipeline checks the page against that count first.
+public protocol PagedDecoding {
+    /// The header of image `page` (0-based, below the default header's `pageCount`).
+    func readHeader(_ data: [UInt8], page: Int) throws(DecodeError) -> ImageHeader
 }

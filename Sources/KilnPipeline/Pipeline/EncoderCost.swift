@@ -46,7 +46,7 @@ public enum EncoderCost {
             let methodScratch = options.webpMethod >= 3 ? 12.5 : 0
             return interpolate(webpBytes, quality: options.quality) + methodScratch + (channels == 4 ? 1 : 0)
         case .avif: return interpolate(avifBytes, quality: options.quality)
-        case .heic: return 0   // never an output
+        case .heic, .svg, .tiff, .bmp, .ico, .jxl: return 0   // never an output
         }
     }
 
@@ -74,7 +74,7 @@ public enum EncoderCost {
             let s = options.avifSpeed
             let speed = s >= 9 ? 1 : s == 8 ? 2.3 : s == 7 ? 4 : s == 6 ? 8 : 20
             return interpolate(avifWork, quality: options.quality) * speed * (options.lossless ? 3 : 1)
-        case .heic: return 0
+        case .heic, .svg, .tiff, .bmp, .ico, .jxl: return 0
         }
     }
 }

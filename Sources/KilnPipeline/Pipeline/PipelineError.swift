@@ -10,6 +10,8 @@ public enum PipelineError: Error, Equatable, Sendable {
     case formatLimit(ImageFormat, PixelSize)
     /// `frame:<n>` asks for a frame the animation does not have (it has `count`).
     case frameOutOfRange(requested: Int, count: Int)
+    /// `page:<n>` asks for an image the file does not hold (it holds `count`).
+    case pageOutOfRange(requested: Int, count: Int)
     /// `max_bytes:` on an animated output: the quality search encodes still images only.
     case byteBudgetAnimation
 }

@@ -77,8 +77,14 @@ public struct PipelineFailure: Error, Sendable, Equatable {
 
     /// The 415 reason: what the content is and what Kiln reads, one whole sentence.
     public static func unsupportedMessage(_ mime: String) -> String {
-        "not a supported image (content is \(mime)): Kiln reads JPEG, PNG, WebP, GIF, AVIF and HEIC images"
+        "not a supported image (content is \(mime)): Kiln reads \(readableFormats) images"
     }
+
+    /// "JPEG, PNG, …, ICO and JPEG XL": every format Kiln decodes, from `ImageFormat`.
+    static let readableFormats: String = {
+        let names = ImageFormat.allCases.map(\.displayName)
+        return names.dropLast().joined(separator: ", ") + " and " + names[names.count - 1]
+    }()
 
     /// The domain failure of any error a stage or the parser throws.
     public init(_ error: any Error) {
@@ -117,6 +123,8 @@ public struct PipelineFailure: Error, Sendable, Equatable {
                           + "this result is \(size.width)x\(size.height)")
             case let .frameOutOfRange(requested, count):
                 self.init(.invalidRequest, "bad option 'frame:\(requested)': the image has \(count) frame\(count == 1 ? "" : "s") (0...\(count - 1))")
+            case let .pageOutOfRange(requested, count):
+                self.init(.invalidRequest, "bad option 'page:\(requested)': the image holds \(count) page\(count == 1 ? "" : "s") (0...\(count - 1))")
             case .byteBudgetAnimation:
                 self.init(.invalidRequest, "max_bytes works on still images and this result is an animation: "
                           + "add frame:<n> for one frame, or drop max_bytes")

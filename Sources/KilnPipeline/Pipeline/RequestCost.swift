@@ -162,6 +162,10 @@ public struct RequestCost: Sendable, Equatable {
         // A grid is priced by its tiles (`DecodePlan.codedPixels`), which may be more than its output.
         case .avif: 3 * max(fullMP, Double(decode.codedPixels) / 1e6)
         case .heic: 10 * max(fullMP, Double(decode.codedPixels) / 1e6)
+        // The raster's pixels times its passes (`VectorFacts`), plus 1 per 10,000 instances drawn.
+        case .svg: 3 * fullMP * (header.vector?.rasterPasses ?? 1) + Double(header.vector?.instances ?? 0) / 10_000
+        case .tiff, .bmp, .ico: 2 * fullMP
+        case .jxl: 6 * fullMP
         }
         return (Step(name: "decode", bytes: data.count + decode.bufferBytes + decode.scratchBytes, work: decodeWork), decode)
     }
@@ -214,7 +218,8 @@ public struct RequestCost: Sendable, Equatable {
         case .jpeg: Array("ICC_PROFILE".utf8)
         case .png: Array("iCCP".utf8)
         case .webp: Array("ICCP".utf8)
-        case .gif: []
+        // TIFF and JPEG XL: their decoders say (`ImageHeader.hasColourProfile`).
+        case .gif, .svg, .bmp, .ico, .tiff, .jxl: []
         case .avif, .heic: Array("colr".utf8)   // ICC or nclx (P3 and BT.2020 nclx are converted too)
         }
         let end = min(data.count, 1 << 18)

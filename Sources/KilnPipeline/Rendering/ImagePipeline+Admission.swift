@@ -42,7 +42,8 @@ extension ImagePipeline {
         case .document:
             let plan = Self.placeholderPlan
             try checkBudget(plan, format: job.format, data: job.data, header: header, accepted: .sourceOnly)
-            job.decodeOptions = DecodeOptions(minimumSize: Self.minimumDecodeSize(for: plan, header: header), limits: decodeLimits)
+            job.decodeOptions = DecodeOptions(minimumSize: Self.minimumDecodeSize(for: plan, header: header), limits: decodeLimits,
+                                              page: request.output.page)
         case .image where !job.kind.isAnimated:
             if let fixed = ImagePipeline.fixedOutputFormat(request, source: job.format),
                let planned = request.plannedOutputSize(source: header.displayedSize) {
@@ -57,7 +58,8 @@ extension ImagePipeline {
                 }
                 throw SourceFault(error)
             }
-            job.decodeOptions = DecodeOptions(minimumSize: Self.minimumDecodeSize(for: request, header: header), limits: decodeLimits)
+            job.decodeOptions = DecodeOptions(minimumSize: Self.minimumDecodeSize(for: request, header: header), limits: decodeLimits,
+                                              page: request.output.page, rasterSize: job.format.isVector ? header.size : nil)
         case .image, .animation:
             try admitAnimation(job, still: header)
         }

@@ -66,11 +66,27 @@ extension ImagePipeline {
     }
 
     /// Reads the header; a GIF or a source of more than one frame becomes an animation, whose
-    /// structure is read here and whose header is one frame of its canvas.
+    /// structure is read here and whose header is one frame of its canvas. `page:<n>` picks the
+    /// image of a file of several (`PagedDecoding`); a vector source's header is the raster the
+    /// request needs (`VectorRaster`), which the rest of the render treats as the source's size.
     func readHeader(_ job: RenderJob) throws {
         let decoder = stages.decoders.decoder(for: job.format)
         job.decoder = decoder
         var header = try job.ofSource { try decoder.readHeader(job.data) }
+        if let page = job.request.output.page {
+            guard page < header.pageCount else {
+                throw PipelineError.pageOutOfRange(requested: page, count: header.pageCount)
+            }
+            if page > 0, let paged = decoder as? any PagedDecoding {
+                header = try job.ofSource { try paged.readHeader(job.data, page: page) }
+            }
+        }
+        if job.format.isVector, job.kind.product == .image, let facts = header.vector {
+            let raster = VectorRaster.size(intrinsicWidth: facts.intrinsicWidth, intrinsicHeight: facts.intrinsicHeight,
+                                           request: job.request)
+            header.width = raster.width
+            header.height = raster.height
+        }
         if job.kind.appliesAutorotate && !job.request.autorotate { header.orientation = 1 }
         if job.kind.product == .image, job.format == .gif || header.frameCount > 1 {
             guard let frames = stages.animations.animationDecoder(for: job.format) else {

@@ -1,0 +1,2 @@
+#include "kiln_tiff.h"
+int kiln_tiff_available(void) { return 0; }

@@ -15,18 +15,26 @@ public struct VectorFacts: Sendable, Equatable {
     public var instances: Int
     /// Filter primitives (`fe*` elements) in the document.
     public var filterPrimitives: Int
+    /// Full-raster passes the filter primitives make: two for most (the surface made and
+    /// composited), more for kernels (`feConvolveMatrix` by its order², `feMorphology` by its
+    /// window, `feTurbulence` by its octaves).
+    public var filterPasses: Double
+    /// Pixels of the `data:` images the document embeds (decoded by librsvg's loaders).
+    public var embeddedPixels: Int
 
-    public init(intrinsicWidth: Double, intrinsicHeight: Double, elements: Int, instances: Int, filterPrimitives: Int) {
+    public init(intrinsicWidth: Double, intrinsicHeight: Double, elements: Int, instances: Int, filterPrimitives: Int,
+                filterPasses: Double, embeddedPixels: Int) {
         self.intrinsicWidth = intrinsicWidth
         self.intrinsicHeight = intrinsicHeight
         self.elements = elements
         self.instances = instances
         self.filterPrimitives = filterPrimitives
+        self.filterPasses = filterPasses
+        self.embeddedPixels = embeddedPixels
     }
 
-    /// Full-raster passes of a render: one to draw, two per filter primitive (its surface
-    /// made and composited).
-    public var rasterPasses: Double { 1 + 2 * Double(filterPrimitives) }
+    /// Full-raster passes of a render: one to draw, and the filters'.
+    public var rasterPasses: Double { 1 + filterPasses }
 
     /// Canvas-sized surfaces alive at once: the canvas, and for a filter its source graphic,
     /// its result and up to two named inputs.

@@ -36,7 +36,7 @@ public enum VectorRaster {
 
     /// Rounded to whole pixels, at least 1, and at most what an `Int` pixel count can say (the
     /// decode limits refuse anything large long before).
-    static func clamp(_ v: Double) -> Int {
+    public static func clamp(_ v: Double) -> Int {
         guard v.isFinite else { return 1 }
         return Int(min(max(v.rounded(), 1), 1_000_000_000))
     }

@@ -103,7 +103,11 @@ struct SVGTree {
     private func write(_ index: Int, size: SVGIntrinsicSize, into out: inout [UInt8]) {
         // Iterative: nesting is bounded by the sanitiser, but the stack of a worker thread is not
         // the place to find out how deep 256 levels of Swift frames go.
-        enum Step { case open(Int), close(String), text([UInt8]) }
+        enum Step {
+            case open(Int)
+            case close(String)
+            case text([UInt8])
+        }
         var steps: [Step] = [.open(index)]
         while let step = steps.popLast() {
             switch step {

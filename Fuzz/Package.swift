@@ -22,6 +22,7 @@ let harnesses = [
     "FuzzContainers",
     "FuzzResample",
     "FuzzURLAdapters",
+    "FuzzSVGSanitizer",
 ]
 
 /// Harnesses that need more than the `KilnPipeline` library product: KilnFuzzProbes holds the

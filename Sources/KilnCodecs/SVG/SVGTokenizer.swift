@@ -28,6 +28,21 @@ struct SVGTokenizer {
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { position = 3 }
     }
 
+    /// True when the document's first element is `<svg>` (tokens before it: the XML declaration,
+    /// instructions, comments, a DOCTYPE, whitespace), within the first 64 tokens.
+    static func hasSVGRoot(_ bytes: [UInt8]) -> Bool {
+        var tokenizer = SVGTokenizer(bytes)
+        for _ in 0..<64 {
+            switch try? tokenizer.next() {
+            case .ignored?: continue
+            case .text(let text)?: if text.contains(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) { return false }
+            case .start(let name, _, _)?: return SVGPolicy.localName(name) == "svg"
+            default: return false
+            }
+        }
+        return false
+    }
+
     /// The next token, nil at the end of the bytes.
     mutating func next() throws(DecodeError) -> Token? {
         guard position < bytes.count else { return nil }

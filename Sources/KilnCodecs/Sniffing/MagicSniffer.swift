@@ -62,8 +62,15 @@ public final class MagicSniffer: TypeSniffing {
             guard let result = magic_buffer(cookie, bytes.baseAddress, min(bytes.count, maxBytes)) else { return nil }
             return String(cString: result)
         }
+        // libmagic names an SVG by an `<svg` with its namespace near the start; one that opens with
+        // a long comment, a stylesheet instruction or no namespace is "text/xml" or "text/plain" to it.
+        if let type, Self.genericXML.contains(type), SVGTokenizer.hasSVGRoot(data) {
+            return SniffResult(mimeType: "image/svg+xml")
+        }
         return SniffResult(mimeType: type ?? "application/octet-stream")
     }
+
+    static let genericXML: Set<String> = ["text/xml", "application/xml", "text/plain"]
 
     private static func openCookie() throws(DatabaseError) -> magic_t {
         guard let opened = magic_open(MAGIC_MIME_TYPE) else {

@@ -203,8 +203,11 @@ def test_hostile_svgs(client, svgs, traps, stack):
     # The safe rasters are images whose removed references drew nothing.
     im = client.image("/f:png/svg/image_http.svg")[1].convert("RGBA")
     assert im.getextrema()[3] == (0, 0)
-    # The workers survived every document.
-    assert len(stack.wait_workers(2)) == 2
+    # The workers survived every document, and draw filters on one core (librsvg's Rayon pool).
+    workers = stack.wait_workers(2)
+    assert len(workers) == 2
+    for pid in workers:
+        assert b"RAYON_NUM_THREADS=1" in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     print("\nhostile SVG: case, status, ms, connections, FIFO opened")
     for row in table:
         print(*row, sep="\t")

@@ -68,10 +68,28 @@ extension Master {
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
         argv.append(nil)
         defer { for p in argv { free(p) } }
+        var envp: [UnsafeMutablePointer<CChar>?] = Self.workerEnvironment().map { strdup($0) }
+        envp.append(nil)
+        defer { for p in envp { free(p) } }
         var pid: pid_t = 0
-        rc = posix_spawn(&pid, executablePath, &actions, &attr, argv, kiln_environ())
+        rc = posix_spawn(&pid, executablePath, &actions, &attr, argv, envp)
         guard rc == 0 else { throw ServerStartError("posix_spawn \(executablePath): \(Errno.text(rc))") }
         return pid
+    }
+
+    /// The master's environment, plus `RAYON_NUM_THREADS=1` unless it is set: librsvg draws some
+    /// filters on a Rayon thread pool as wide as the machine, and a worker renders on one core
+    /// (the scoreboard, the cost planner and `server.workers` all count a render as one).
+    static func workerEnvironment() -> [String] {
+        var entries: [String] = []
+        var index = 0
+        guard let environ = kiln_environ() else { return ["RAYON_NUM_THREADS=1"] }
+        while let entry = environ[index] {
+            entries.append(String(cString: entry))
+            index += 1
+        }
+        if !entries.contains(where: { $0.hasPrefix("RAYON_NUM_THREADS=") }) { entries.append("RAYON_NUM_THREADS=1") }
+        return entries
     }
 
     /// Writes the pid beside `path` and renames it over `path`. A symlink at `path` is refused

@@ -26,6 +26,7 @@ static void load(void) {
     if (!(*(void **)&api.avifImageRGBToYUV = dlsym(lib, "avifImageRGBToYUV"))) return;
     if (!(*(void **)&api.avifImageSetMetadataExif = dlsym(lib, "avifImageSetMetadataExif"))) return;
     if (!(*(void **)&api.avifImageSetMetadataXMP = dlsym(lib, "avifImageSetMetadataXMP"))) return;
+    if (!(*(void **)&api.avifImageSetProfileICC = dlsym(lib, "avifImageSetProfileICC"))) return;
     if (!(*(void **)&api.avifImageYUVToRGB = dlsym(lib, "avifImageYUVToRGB"))) return;
     if (!(*(void **)&api.avifRGBImageSetDefaults = dlsym(lib, "avifRGBImageSetDefaults"))) return;
     if (!(*(void **)&api.avifRWDataFree = dlsym(lib, "avifRWDataFree"))) return;

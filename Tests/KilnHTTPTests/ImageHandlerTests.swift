@@ -10,6 +10,7 @@ import KilnPipeline
     /// Answers every request with `answer`, or throws `failure`; records what it was asked.
     final class StandIn: ImageProviding {
         var observer: (any RenderObserving)?
+        var output = OutputConfiguration()
         var answer = PipelineResult(image: CachedImage(data: Array("image bytes".utf8), format: .webp, digest: String(repeating: "ab", count: 16),
                                                        sourceModified: 1_700_000_000, sourcePath: "cat.jpg"),
                                     outcome: .miss, timeline: Timeline())

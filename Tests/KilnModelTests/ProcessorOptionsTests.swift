@@ -13,7 +13,7 @@ import Testing
         #expect(r.operations.count == 18)
         #expect(r.autorotate == false)
         #expect(r.output.background == RGBColor(red: 255, green: 136, blue: 0))
-        #expect(r.output.progressive == true && r.output.lossless && !r.output.strip)
+        #expect(r.output.progressive == true && r.output.lossless && r.output.strip == MetadataPolicy.none)
         #expect(r.canonical == "crop:100:80:ne/crop:10:20:3:4/pad:5:5:5:5/pad:1:2:1:2/pad:1:2:3:4/circle/circle:00ff00"
                 + "/rounded:12/blur:2.5/sharpen:1/grayscale/sepia/tint:336699/brightness:10/contrast:-20/saturation:-100"
                 + "/rotate:90/flip:hv/autorotate:0/background:ff8800/f:webp/progressive:1/lossless:1/strip:0/-/a.jpg")

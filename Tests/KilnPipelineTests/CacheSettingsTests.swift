@@ -25,6 +25,14 @@ import KilnModel
         ("output.progressive", { $0.output.progressive = true }),
         ("output.jpeg_subsampling", { $0.output.jpegSubsampling = .s444 }),
         ("output.background", { $0.output.background = .black }),
+        ("output.strip", { $0.output.strip = .keepCopyright }),
+        ("output.colour_profile", { $0.output.colourProfile = .keep }),
+    ] }
+
+    /// `output.*` keys the front end resolves into the request itself (and so into its canonical
+    /// form), for some URLs only: `output.strip_signed` for signed and trusted ones (`ImageHandler`).
+    static var requestResolved: [(String, @Sendable (inout PipelineConfiguration) -> Void)] { [
+        ("output.strip_signed", { $0.output.stripSigned = .keepCopyright }),
     ] }
 
     /// `output.*` keys that change documents (`f:json`) only, never an image's bytes.
@@ -42,7 +50,7 @@ import KilnModel
     }
 
     @Test func everyOutputSettingChangesTheKeyOfAURLThatDoesNotSayIt() throws {
-        #expect(Set((Self.byteChanging + Self.documentChanging).map(\.0)) == OutputConfiguration.keys)   // none forgotten
+        #expect(Set((Self.byteChanging + Self.documentChanging + Self.requestResolved).map(\.0)) == OutputConfiguration.keys)   // none forgotten
         for spec in ["/w:100/a.jpg", "/w:100/f:auto/a.jpg"] {
             let base = try Self.key(spec)
             for (name, change) in Self.byteChanging {
@@ -128,5 +136,19 @@ import KilnModel
         for format in ImageFormat.allCases.filter(\.isEncodable) {
             #expect(any.contains(output.encodeOptions(format: format, request: request).canonical))
         }
+    }
+}
+
+/// `strip:` and `output.strip`: each policy is its own key, and a URL that names the default's
+/// policy is keyed by what it says.
+@Suite struct StripKeyTests {
+    @Test func eachMetadataPolicyHasItsOwnKey() throws {
+        let keys = try ["/w:100/a.jpg", "/strip:1/w:100/a.jpg", "/strip:copyright/w:100/a.jpg", "/strip:0/w:100/a.jpg"]
+            .map { try CacheSettingsTests.key($0) }
+        #expect(Set(keys.dropFirst()).count == 3)
+        // output.strip = keep_copyright makes the plain URL's bytes those of strip:copyright (its key differs: the URL differs).
+        #expect(try CacheSettingsTests.key("/w:100/a.jpg") { $0.output.strip = .keepCopyright } != keys[0])
+        // output.strip_signed is resolved into signed and trusted requests by the front end, not here.
+        #expect(try CacheSettingsTests.key("/w:100/a.jpg") { $0.output.stripSigned = .none } == keys[0])
     }
 }

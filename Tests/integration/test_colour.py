@@ -68,3 +68,50 @@ def test_srgb_profile_is_left_alone(client):
 def test_outputs_carry_no_profile(client, fmt):
     _, im = client.image(f"/w:200/f:{fmt}/skimage_rocket.jpg")
     assert im.info.get("icc_profile") in (None, b""), "output should be untagged sRGB"
+
+
+@pytest.fixture(scope="module")
+def p3_photo(root, tmp_path_factory):
+    """A JPEG tagged Display P3 (the profile made by p3_profile.c with lcms2): four flat quadrants,
+    saturated red, green and blue that sRGB cannot hold, and a grey."""
+    import subprocess
+    from pathlib import Path
+    work = tmp_path_factory.mktemp("p3")
+    helper, profile = work / "p3_profile", work / "p3.icc"
+    subprocess.run(["cc", "-O1", "-o", str(helper), str(Path(__file__).parent / "p3_profile.c"), "-llcms2"],
+                   check=True, capture_output=True, timeout=120)
+    subprocess.run([str(helper), str(profile)], check=True, capture_output=True, timeout=30)
+    icc = profile.read_bytes()
+    im = Image.new("RGB", (64, 64))
+    for (x, y), colour in {(0, 0): (235, 20, 25), (32, 0): (20, 235, 40), (0, 32): (25, 30, 230), (32, 32): (128, 128, 128)}.items():
+        im.paste(colour, (x, y, x + 32, y + 32))
+    im.save(root / "colour_p3.jpg", quality=98, subsampling=0, icc_profile=icc)
+    return icc, rgb(Image.open(root / "colour_p3.jpg"))
+
+
+QUADRANTS = [(16, 16), (48, 16), (16, 48), (48, 48)]
+
+
+@pytest.mark.parametrize("fmt", ["jpeg", "png", "webp", "avif"])
+def test_icc_keep_writes_the_p3_profile_and_its_values(client, p3_photo, fmt):
+    """Issue 38: `icc:keep` keeps a Display P3 photo's values and profile (wide-gamut screens show
+    its colours); without it the output is converted to sRGB and untagged."""
+    icc, source = p3_photo
+    r, kept = client.image(f"/icc:keep/q:95/f:{fmt}/colour_p3.jpg")
+    if fmt == "avif":
+        from test_avif_heic import decode_avif
+        import tempfile
+        from pathlib import Path
+        kept_pixels = rgb(decode_avif(r.body, Path(tempfile.mkdtemp()), "p3"))
+    else:
+        assert kept.info.get("icc_profile") == icc, f"{fmt}: the P3 profile was not written"
+        kept_pixels = rgb(kept)
+    assert icc[48:] in r.body or fmt != "avif", "the AVIF does not carry the profile"
+    for x, y in QUADRANTS:
+        assert np.abs(kept_pixels[y, x] - source[y, x]).max() <= 8, f"{fmt} at {x},{y}: {kept_pixels[y, x]} vs {source[y, x]}"
+    r, converted = client.image(f"/q:95/f:{fmt}/colour_p3.jpg")
+    assert not (fmt != "avif" and converted.info.get("icc_profile")), "the default output is untagged sRGB"
+    if fmt != "avif":
+        # P3's red is beyond sRGB's: converted, its green and blue fall to 0 and the grey stays.
+        assert np.abs(rgb(converted)[16, 16] - source[16, 16]).max() > 8
+        assert np.abs(rgb(converted)[48, 48] - source[48, 48]).max() <= 8

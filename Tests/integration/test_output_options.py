@@ -153,3 +153,40 @@ def test_strip_0_keeps_copyright_but_not_the_gps_position(client, stack, fmt):
     assert exif.get(0x8298) == "(c) Kiln Photo Ltd" and exif.get(0x013B) == "A. Photographer", dict(exif)
     assert 0x8825 not in exif and not exif.get_ifd(0x8825), f"{fmt}: GPS kept: {exif.get_ifd(0x8825)}"
     assert b"GPSLatitude" not in r.body and b"52,31.1N" not in r.body
+
+
+@pytest.mark.parametrize("fmt", ["jpeg", "webp", "png"])
+def test_strip_copyright_keeps_only_the_copyright(client, stack, fmt):
+    """Issue 38: `strip:copyright` keeps Copyright and Artist (and XMP's rights), nothing else:
+    no GPS IFD, no XMP position; the default keeps none of it."""
+    src = stack.root / "gps-photo.jpg"
+    if not src.exists():
+        _gps_photo(src)
+        os.chmod(src, 0o644)
+    r, kept = client.image(f"/w:120/strip:copyright/f:{fmt}/gps-photo.jpg")
+    exif = kept.getexif()
+    assert exif.get(0x8298) == "(c) Kiln Photo Ltd" and exif.get(0x013B) == "A. Photographer", dict(exif)
+    assert set(exif.keys()) == {0x8298, 0x013B}, dict(exif)
+    assert b"GPSLatitude" not in r.body and b"52,31.1N" not in r.body
+    _, plain = client.image(f"/w:120/f:{fmt}/gps-photo.jpg")
+    assert not plain.getexif().get(0x8298)
+
+
+def test_strip_defaults_by_who_wrote_the_url(make_stack):
+    """`output.strip` for unsigned URLs, `output.strip_signed` for signed ones: here unsigned URLs
+    keep nothing and signed ones keep the copyright (Cloudflare's default)."""
+    from helpers import sign_path
+    key, salt = "aa" * 16, "bb" * 16
+    s = make_stack(workers=1, extra_args=["--set", "output.strip_signed=keep_copyright",
+                                          "--set", f"security.keys={key}", "--set", f"security.salts={salt}",
+                                          "--set", "security.allow_unsigned=true"])
+    src = s.root / "gps-photo.jpg"
+    if not src.exists():
+        _gps_photo(src)
+        os.chmod(src, 0o644)
+    c = s.client()
+    _, signed = c.image(sign_path("/w:100/f:jpeg/gps-photo.jpg", key, salt))
+    assert signed.getexif().get(0x8298) == "(c) Kiln Photo Ltd"
+    assert not signed.getexif().get_ifd(0x8825)
+    _, unsigned = c.image("/unsafe/w:100/f:jpeg/gps-photo.jpg")
+    assert not unsigned.getexif().get(0x8298)

@@ -27,6 +27,7 @@ typedef struct {
     __typeof__(avifImageRGBToYUV) *_Nonnull avifImageRGBToYUV;
     __typeof__(avifImageSetMetadataExif) *_Nonnull avifImageSetMetadataExif;
     __typeof__(avifImageSetMetadataXMP) *_Nonnull avifImageSetMetadataXMP;
+    __typeof__(avifImageSetProfileICC) *_Nonnull avifImageSetProfileICC;
     __typeof__(avifImageYUVToRGB) *_Nonnull avifImageYUVToRGB;
     __typeof__(avifRGBImageSetDefaults) *_Nonnull avifRGBImageSetDefaults;
     __typeof__(avifRWDataFree) *_Nonnull avifRWDataFree;

@@ -1,7 +1,7 @@
 /// ICC profile helpers shared by the codecs: the header check the encoders use, and the JPEG
 /// APP2 "ICC_PROFILE" chunking (libjpeg's `jpeg_write_icc_profile` / `jpeg_read_icc_profile`
 /// conventions, which TurboJPEG 2.1 does not expose).
-enum ICCProfile {
+public enum ICCProfile {
     /// "ICC_PROFILE\0", the identifier that starts each APP2 chunk.
     static let jpegSignature: [UInt8] = Array("ICC_PROFILE".utf8) + [0]
     /// Profile bytes per APP2 segment: 65 535 − 2 (length) − 14 (identifier, sequence, count).
@@ -9,7 +9,7 @@ enum ICCProfile {
 
     /// True when the profile's data colour space (header bytes 16-19) is 'RGB '. Encoders embed only
     /// such profiles: a CMYK profile from a CMYK JPEG no longer describes the RGB pixels it became.
-    static func isRGB(_ profile: [UInt8]) -> Bool {
+    public static func isRGB(_ profile: [UInt8]) -> Bool {
         hasDataColourSpace(profile, "RGB ")
     }
 

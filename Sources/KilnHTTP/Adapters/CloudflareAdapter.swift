@@ -17,10 +17,10 @@
 /// | `background` (`#rgb`, `#rrggbb`) | `bg:` |
 /// | `rotate` (0, 90, 180, 270) | `rot:` |
 /// | `flip` (`h`, `v`, `hv`) | `flip:` |
-/// | `metadata=keep` / `none` | `strip:0` / `strip:1` |
+/// | `metadata=keep` / `copyright` / `none` | `strip:0` / `strip:copyright` / `strip:1` |
 ///
 /// Not supported (400 naming them): `fit=pad`, `trim` (pixel counts; Kiln's `t:` trims by colour),
-/// `metadata=copyright`, `gravity=face`, CSS
+/// `gravity=face`, CSS
 /// colour names and functions, and every other option (`anim`, `onerror`, `brightness`, …).
 public struct CloudflareAdapter: URLAdapter {
     public static let prefix = "/cdn-cgi/image/"
@@ -108,7 +108,8 @@ public struct CloudflareAdapter: URLAdapter {
             switch m {
             case "keep": options.append("strip:0")
             case "none": options.append("strip:1")
-            default: throw AdapterError(name, "metadata=\(m.prefix(20)) not supported: Kiln keeps all (keep) or none (none)")
+            case "copyright": options.append("strip:copyright")
+            default: throw AdapterError(name, "metadata=\(m.prefix(20)) must be keep, copyright or none")
             }
         }
         let rawSource = rest[rest.index(after: slash)...]

@@ -72,9 +72,13 @@ public final class ImageHandler: RequestHandling {
         var response: HTTPResponse
         pipeline.requestBegan()
         do {
-            let imageRequest: ImageRequest, provenance: RequestGate.Provenance
+            var imageRequest: ImageRequest, provenance: RequestGate.Provenance
             do {
                 (imageRequest, provenance) = try gate.admit(request, hints: ClientHints(headers: request.headers, http: http))
+                // What a URL without `strip:` keeps depends on who wrote it: resolved here, into the
+                // request (and so its cache key), when the operator's URLs have a default of their own.
+                let strip = pipeline.output.defaultStrip(operatorURL: provenance != .unsigned)
+                if imageRequest.output.strip == nil, strip != pipeline.output.strip { imageRequest.output.strip = strip }
                 // Before the caches: an expired link is refused even when its image is cached.
                 if let expires = imageRequest.expires, now() > expires {
                     throw RequestRefusal.expired("this URL expired at \(HTTPDate.format(secondsSinceEpoch: expires))")

@@ -100,13 +100,24 @@ extension OptionCatalog {
             b.output.lossless = try a.flag(0, "lossless")
         },
         OptionDeclaration(
-            "strip", privacy: .keepsMetadata,
-            usages: [.init("strip:0",
-                           "keep the source's EXIF and XMP (orientation reset to 1) but not its GPS position, unless `output.info_gps` allows it; by default all metadata is stripped (colour: see [Colour](#colour))",
-                           ["/strip:0/w:800/cat.jpg"])]
+            "strip", privacy: .keepsMetadata, fuzz: ["strip:copyright", "strip:keep_copyright"],
+            usages: [.init("strip:<1\\|copyright\\|0>",
+                           "what the output keeps of the source's EXIF and XMP: `1` (`all`) nothing; `copyright` (`keep_copyright`) the Copyright and Artist tags and XMP's rights and creator only; `0` (`none`) all of it (orientation reset to 1) but the GPS position, unless `output.info_gps` allows it. Default: `output.strip` (`output.strip_signed` for signed and trusted URLs), `all` unless set (colour: see [Colour](#colour))",
+                           ["/strip:0/w:800/cat.jpg", "/strip:copyright/w:800/cat.jpg"])]
         ) { (a, b, _) throws(SpecError) in
             try a.arity(1...1)
-            b.output.strip = try a.flag(0, "strip")
+            guard let policy = MetadataPolicy(spelling: a[0]) else { throw a.invalid("strip must be 1 (all), copyright (keep_copyright) or 0 (none)") }
+            b.output.strip = policy
+        },
+        OptionDeclaration(
+            "icc", fuzz: ["icc:keep", "icc:srgb"],
+            usages: [.init("icc:<keep\\|srgb>",
+                           "`keep`: a source's RGB colour profile (Display P3, Adobe RGB) and its pixel values are kept and the output carries the profile, for wide-gamut screens; `srgb`: converted to sRGB, untagged. Default `output.colour_profile` (`srgb`) (see [Colour](#colour))",
+                           ["/icc:keep/w:800/photo-p3.jpg"])]
+        ) { (a, b, _) throws(SpecError) in
+            try a.arity(1...1)
+            guard let policy = ColourProfilePolicy(rawValue: a[0]) else { throw a.invalid("icc must be keep or srgb") }
+            b.output.colourProfile = policy
         },
         OptionDeclaration(
             "frame",

@@ -34,8 +34,12 @@ public struct OutputOptions: Sendable, Hashable {
     public var subsampling: ChromaSubsampling?
     /// `lossless:1` (`ll`): lossless WebP.
     public var lossless = false
-    /// `strip:0` keeps the source's EXIF and XMP (orientation reset to 1); default strips them.
-    public var strip = true
+    /// `strip:<1|copyright|0>`: what the output keeps of the source's EXIF and XMP
+    /// (`MetadataPolicy`); nil: the configured default (`output.strip`, `output.strip_signed`).
+    public var strip: MetadataPolicy?
+    /// `icc:<keep|srgb>`: keep the source's RGB colour profile, or convert to sRGB
+    /// (`ColourProfilePolicy`); nil: `output.colour_profile`.
+    public var colourProfile: ColourProfilePolicy?
     /// `frame:<n>`: the 0-based frame of an animated source written as a still (any output
     /// format); nil: the whole animation for animated outputs, the first frame for still ones.
     /// Out of range is a 400 (`PipelineError.frameOutOfRange`); ignored for still sources.
@@ -76,7 +80,8 @@ public struct OutputOptions: Sendable, Hashable {
         if let progressive { parts.append("progressive:\(progressive ? 1 : 0)") }
         if let subsampling { parts.append("subsampling:\(subsampling.rawValue)") }
         if lossless { parts.append("lossless:1") }
-        if !strip { parts.append("strip:0") }
+        if let strip { parts.append("strip:\(strip.urlValue)") }
+        if let colourProfile { parts.append("icc:\(colourProfile.rawValue)") }
         if let frame { parts.append("frame:\(frame)") }
         if let page { parts.append("page:\(page)") }
         if let maxBytes { parts.append("max_bytes:\(maxBytes)") }

@@ -14,19 +14,23 @@ extension OutputConfiguration {
     /// format then also changes the keys of the others when the format is not known in advance,
     /// which only costs a re-render after a configuration change.
     ///
-    /// `md` (metadata kept) is decided by `strip:`: the metadata itself is the source's, whose
-    /// version is in the key.
+    /// `strip` (what of the metadata is kept) is the URL's `strip:` or `output.strip`: the
+    /// metadata itself is the source's, whose version is in the key.
     public func cacheSettings(for request: OutputOptions, outputToken: String) -> String {
         // `f:auto` may fall back from WebP to another format when the result does not fit WebP
         // (`OutputOptions.resolvedFormat(source:accept:size:hasAlpha:)`), so its settings cover
         // every format even when the token says `webp`.
         let named = request.format == .auto ? nil : ImageFormat(rawValue: outputToken)
         let formats = named.map { [$0] } ?? ImageFormat.allCases.filter(\.isEncodable)
-        let metadata: ImageMetadata? = request.strip ? nil : ImageMetadata()
+        let policy = request.strip ?? strip
+        let metadata: ImageMetadata? = policy == .all ? nil : ImageMetadata()
         var parts = formats.map { encodeOptions(format: $0, request: request, metadata: metadata).canonical }
         parts.append("bg=\(flattenBackground(for: request))")
-        // Kept metadata (`strip:0`) holds the GPS position only with `output.info_gps`.
-        if !request.strip { parts.append("gps=\(infoGPS ? 1 : 0)") }
+        // What is kept of the source's metadata; all of it (`strip:0`) holds the GPS position only
+        // with `output.info_gps`.
+        if policy != .all { parts.append("strip=\(policy.rawValue)") }
+        if keepsProfile(for: request) { parts.append("icc=keep") }
+        if policy == .none { parts.append("gps=\(infoGPS ? 1 : 0)") }
         return parts.joined(separator: "|")
     }
 

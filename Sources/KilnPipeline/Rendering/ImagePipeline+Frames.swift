@@ -1,3 +1,4 @@
+import KilnCodecs
 import KilnModel
 import KilnProcessing
 
@@ -68,9 +69,15 @@ extension ImagePipeline {
     func processFrame(_ frame: PixelBuffer, index: Int?, iccProfile: [UInt8]?, job: RenderJob) throws -> PixelBuffer {
         var image = frame
         if let iccProfile {
-            try observer?.enter(.colour)
-            image = stages.colorConverter.convertToSRGB(image, profile: iccProfile)
-            job.mark(.coloured)
+            // icc:keep: a still image's RGB profile stays with its pixels into the encoder.
+            if index == nil, job.kind.product == .image, !job.kind.isAnimated, ICCProfile.isRGB(iccProfile),
+               output.keepsProfile(for: job.request.output) {
+                job.keptProfile = iccProfile
+            } else {
+                try observer?.enter(.colour)
+                image = stages.colorConverter.convertToSRGB(image, profile: iccProfile)
+                job.mark(.coloured)
+            }
         }
         let orientation = job.readHeader.orientation
         if orientation != 1 { image = stages.orienter.orient(image, exifOrientation: orientation) }

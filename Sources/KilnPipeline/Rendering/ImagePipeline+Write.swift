@@ -45,7 +45,8 @@ extension ImagePipeline {
         job.mark(.processed)
 
         try observer?.enter(.encode)
-        let options = output.encodeOptions(format: written, request: request.output, metadata: job.metadata)
+        let options = output.encodeOptions(format: written, request: request.output, metadata: job.metadata,
+                                           iccProfile: job.keptProfile)
         let budgeted = try encode(image, options: options, budget: request.output.maxBytes)   // ByteBudget.swift
         job.encoded = budgeted.data
         job.budgeted = budgeted

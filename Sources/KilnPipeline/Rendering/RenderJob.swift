@@ -35,6 +35,9 @@ final class RenderJob {
     var picked: PixelBuffer?
     /// The source's metadata kept by `strip:0` (a still's decoder).
     var metadata: ImageMetadata?
+    /// The source's RGB colour profile when it is kept (`icc:keep`): the pixels stay in it and the
+    /// encoder writes it.
+    var keptProfile: [UInt8]?
     /// An animation's encoder, begun with its first frame, and that frame's size.
     var sink: (any AnimationSink)?
     var frameSize: PixelSize?

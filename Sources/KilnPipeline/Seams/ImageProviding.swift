@@ -7,6 +7,8 @@ import KilnModel
 public protocol ImageProviding: AnyObject {
     /// Told before each stage of a request (a worker's scoreboard, metrics); nil: nobody.
     var observer: (any RenderObserving)? { get set }
+    /// The encoder defaults (`[output]`): what a URL without `strip:` keeps, by who wrote it.
+    var output: OutputConfiguration { get }
     /// A request reached this worker now (`ImagePipeline.requestBegan`).
     func requestBegan()
     /// The image for `request` from a cache or a render; `accepted`: what the client accepts of

@@ -102,7 +102,10 @@ extension OptionCatalog {
         OptionDeclaration(
             "strip", privacy: .keepsMetadata, fuzz: ["strip:copyright", "strip:keep_copyright"],
             usages: [.init("strip:<1\\|copyright\\|0>",
-                           "what the output keeps of the source's EXIF and XMP: `1` (`all`) nothing; `copyright` (`keep_copyright`) the Copyright and Artist tags and XMP's rights and creator only; `0` (`none`) all of it (orientation reset to 1) but the GPS position, unless `output.info_gps` allows it. Default: `output.strip` (`output.strip_signed` for signed and trusted URLs), `all` unless set (colour: see [Colour](#colour))",
+                           "what the output keeps of the source's EXIF and XMP: `1` (`all`) nothing; `copyright` (`keep_copyright`) the Copyright and "
+                               + "Artist tags and XMP's rights and creator only; `0` (`none`) all of it (orientation reset to 1) but the GPS position, unless "
+                               + "`output.info_gps` allows it. Default: `output.strip` (`output.strip_signed` for signed and trusted URLs), `all` unless set "
+                               + "(colour: see [Colour](#colour))",
                            ["/strip:0/w:800/cat.jpg", "/strip:copyright/w:800/cat.jpg"])]
         ) { (a, b, _) throws(SpecError) in
             try a.arity(1...1)

@@ -31,8 +31,9 @@ public enum Codecs {
         case .png: PNGEncoder()
         case .webp: WebPEncoder()
         case .avif: AVIFEncoder()
+        case .gif: GIFEncoder()
         case .heic: HEICUnsupportedEncoder()
-        case .gif, .svg, .tiff, .bmp, .ico, .jxl: NoEncoder(format: format)
+        case .svg, .tiff, .bmp, .ico, .jxl: NoEncoder(format: format)
         }
     }
 
@@ -54,13 +55,18 @@ public enum Codecs {
         }
     }
 
-    /// The animation encoder: `WebPAnimationEncoder` for WebP; nil for formats written as stills only.
+    /// The animation encoder: `WebPAnimationEncoder` for WebP, `GIFEncoder` for GIF; nil for
+    /// formats written as stills only.
     public static func animationEncoder(for format: ImageFormat) -> (any AnimationEncoding)? {
-        format == .webp ? WebPAnimationEncoder() : nil
+        switch format {
+        case .webp: WebPAnimationEncoder()
+        case .gif: GIFEncoder()
+        default: nil
+        }
     }
 }
 
-/// The "encoder" of a read-only format (GIF, SVG, TIFF, BMP, ICO, JPEG XL): the parser refuses `f:gif` and the pipeline never
+/// The "encoder" of a read-only format (SVG, TIFF, BMP, ICO, JPEG XL): the parser refuses `f:gif` and the pipeline never
 /// picks it, so reaching this is a bug, reported as an encoder failure.
 struct NoEncoder: ImageEncoding, Sendable {
     let format: ImageFormat

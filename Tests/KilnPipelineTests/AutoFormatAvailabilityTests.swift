@@ -33,6 +33,6 @@ import KilnModel
         // The test machine has libavif (scripts/lib.sh installs it): the standard stages use it.
         #expect(Codecs.canEncode(.avif))
         #expect(try render(encoders: nil, accept: Self.chromium) == "image/avif")
-        #expect(!Codecs.canEncode(.heic) && !Codecs.canEncode(.gif) && Codecs.canEncode(.webp))
+        #expect(!Codecs.canEncode(.heic) && Codecs.canEncode(.gif) && !Codecs.canEncode(.svg) && Codecs.canEncode(.webp))
     }
 }

@@ -133,7 +133,7 @@ import KilnModel
         #expect(settings.contains("pg=1"))
         // Format unknown before reading: every format's options.
         let any = output.cacheSettings(for: request, outputToken: "source")
-        for format in ImageFormat.allCases.filter(\.isEncodable) {
+        for format in ImageFormat.allCases.filter(\.isNegotiable) {
             #expect(any.contains(output.encodeOptions(format: format, request: request).canonical))
         }
     }

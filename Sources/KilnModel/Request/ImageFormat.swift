@@ -1,7 +1,7 @@
 /// The image formats Kiln decodes and encodes.
 public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     case jpeg, png, webp
-    /// Input only (animated or still): `isEncodable` is false.
+    /// Read and written, still and animated (written only when asked for: `f:gif`).
     case gif
     /// AVIF (AV1 still image): decoded (libavif with dav1d) and encoded (libavif with aom).
     case avif
@@ -74,13 +74,16 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     /// Whether the encoded format can carry an alpha channel.
     public var supportsAlpha: Bool { self != .jpeg }
 
-    /// Whether Kiln writes this format (`f:`): GIF, HEIC, SVG, TIFF, BMP, ICO and JPEG XL are read only.
+    /// Whether Kiln writes this format (`f:`): HEIC, SVG, TIFF, BMP, ICO and JPEG XL are read only.
     public var isEncodable: Bool {
         switch self {
-        case .jpeg, .png, .webp, .avif: true
-        case .gif, .heic, .svg, .tiff, .bmp, .ico, .jxl: false
+        case .jpeg, .png, .webp, .avif, .gif: true
+        case .heic, .svg, .tiff, .bmp, .ico, .jxl: false
         }
     }
+
+    /// Whether `f:auto` may pick this format: never GIF (256 colours, larger than WebP or AVIF).
+    public var isNegotiable: Bool { self != .gif && isEncodable }
 
     /// Whether the source is drawn rather than stored as pixels (SVG): it is rasterised at the
     /// size the request's leading resize asks for, enlargement included (`VectorRaster`).
@@ -89,8 +92,8 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     /// Whether the file may hold several images of which `page:<n>` picks one (TIFF pages, ICO entries).
     public var hasPages: Bool { self == .tiff || self == .ico }
 
-    /// Whether Kiln writes animations in this format (animated WebP).
-    public var supportsAnimation: Bool { self == .webp }
+    /// Whether Kiln writes animations in this format (animated WebP and GIF).
+    public var supportsAnimation: Bool { self == .webp || self == .gif }
 
     /// Whether a quality changes what this format writes (JPEG, WebP, AVIF; never losslessly):
     /// what `q:`, `max_bytes` and Save-Data can lower.

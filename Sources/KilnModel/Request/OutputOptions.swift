@@ -120,12 +120,12 @@ public struct OutputOptions: Sendable, Hashable {
         let fallback: ImageFormat = hasAlpha ? .png : .jpeg
         switch format {
         case .format(let f): return f
-        case .source: return source.isEncodable ? source : fallback
+        case .source: return source.isNegotiable ? source : fallback
         case .auto:
             if let chosen = accepted.choice(where: { $0.canHold(size) }) {
                 return chosen
             }
-            if source.isEncodable, source.canHold(size) { return source }
+            if source.isNegotiable, source.canHold(size) { return source }
             return fallback.canHold(size) ? fallback : .png
         }
     }

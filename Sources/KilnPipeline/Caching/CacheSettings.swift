@@ -21,7 +21,8 @@ extension OutputConfiguration {
         // (`OutputOptions.resolvedFormat(source:accept:size:hasAlpha:)`), so its settings cover
         // every format even when the token says `webp`.
         let named = request.format == .auto ? nil : ImageFormat(rawValue: outputToken)
-        let formats = named.map { [$0] } ?? ImageFormat.allCases.filter(\.isEncodable)
+        // Without a named format the output is never GIF (written only for `f:gif`).
+        let formats = named.map { [$0] } ?? ImageFormat.allCases.filter(\.isNegotiable)
         let policy = request.strip ?? strip
         let metadata: ImageMetadata? = policy == .all ? nil : ImageMetadata()
         var parts = formats.map { encodeOptions(format: $0, request: request, metadata: metadata).canonical }

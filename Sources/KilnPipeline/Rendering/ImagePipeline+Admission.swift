@@ -18,9 +18,9 @@ import KilnProcessing
 ///   (compositing needs the frames before it) and renders that one frame like a still source.
 extension ImagePipeline {
     /// The output format for an animated (or GIF) source. As `OutputOptions.resolvedFormat`, except:
-    /// GIF is read only, so a GIF source without `f:` is written as WebP (animated when it is),
-    /// and with `f:auto` for a client without WebP as PNG (one frame); and `f:auto` never picks a
-    /// still-only format for an animation when the client accepts WebP.
+    /// GIF is written only when asked for (`f:gif`), so a GIF source without `f:` is written as
+    /// WebP (animated when it is), and with `f:auto` for a client without WebP as PNG (one frame);
+    /// and `f:auto` never picks a still-only format for an animation when the client accepts WebP.
     /// `accepted`: the offered formats (`http.auto_formats`) the client accepts.
     static func animationOutputFormat(_ options: OutputOptions, source: ImageFormat, accepted: FormatNegotiation,
                                       animated: Bool) -> ImageFormat {
@@ -28,7 +28,7 @@ extension ImagePipeline {
         if options.format == .auto, animated, !chosen.supportsAnimation, accepted.formats.contains(.webp) {
             return .webp
         }
-        if chosen.isEncodable { return chosen }
+        if chosen.isEncodable && (chosen.isNegotiable || options.format != .source && options.format != .auto) { return chosen }
         return options.format == .source ? .webp : .png
     }
 

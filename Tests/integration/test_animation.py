@@ -210,10 +210,15 @@ def test_gif_without_format_is_animated_webp_and_gif_output_is_refused(stack, gi
     assert r.status == 200 and r.content_type == "image/webp" and len(frames_of(r.body)) == 4
     r = c.get("/f:auto/anim/solid.gif", headers={"Accept": "image/png,*/*;q=0.5"})
     assert r.status == 200 and r.content_type == "image/png", r.describe()
+    # f:gif (issue 38): an animated GIF, all frames, when asked for.
     r = c.get("/f:gif/anim/solid.gif")
+    assert r.status == 200 and r.content_type == "image/gif", r.describe()
+    im = Image.open(__import__("io").BytesIO(r.body))
+    assert im.n_frames == 4 and im.info.get("loop") == 3   # NETSCAPE2.0 count 3, as the source
+    r = c.get("/f:svg/anim/solid.gif")
     assert r.status == 400, r.describe()
     assert_plain_error(r)
-    assert "gif" in r.body.decode().lower()
+    assert "svg" in r.body.decode().lower()
 
 
 def test_gif_delays_zero_and_one_centisecond_are_kept(stack, gifs):

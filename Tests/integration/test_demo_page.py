@@ -133,8 +133,8 @@ def test_demo_page_renders_a_spec_with_its_timing(browser, demo, capsys):
     assert headers["content-type"] == "image/png"
 
     # A bad spec: the page shows kiln's one-line reason, exactly.
-    bad = "/rs:200:150:fill/f:gif/coffee.png"
-    assert apply_spec(browser, "rs:200:150:fill/f:gif", "coffee.png", bad) == "error"
+    bad = "/rs:200:150:fill/f:svg/coffee.png"
+    assert apply_spec(browser, "rs:200:150:fill/f:svg", "coffee.png", bad) == "error"
     answer = run.client.get(bad)
     assert answer.status == 400, answer.describe()
     assert_plain_error(answer, bad)

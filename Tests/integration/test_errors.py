@@ -18,7 +18,7 @@ def test_unknown_option_names_the_segment(client):
 
 @pytest.mark.parametrize("spec", [
     "rs:abc:1", "rs:10", "rs:10:10:bogus", "rs:-5:10", "w:abc", "h:", "q:0", "q:101", "quality:abc",
-    "f:gif", "format:bmp", "el:2", "resize:1:2:3:4",
+    "f:svg", "format:bmp", "el:2", "resize:1:2:3:4",
 ])
 def test_bad_option_400(client, spec):
     r = client.get(f"/{spec}/pillow_hopper.jpg")

@@ -1,7 +1,7 @@
 import KilnModel
 
 /// Writes GIF (`f:gif`), still and animated, through `GIFWriter` (giflib) and `GIFQuantizer`
-/// (median cut and Floyd–Steinberg dithering to at most 256 colours per frame).
+/// (median cut to at most 256 colours per frame, each pixel its nearest colour).
 ///
 /// - Alpha: GIF has one transparent index; pixels with alpha below 128 take it, the rest are
 ///   opaque (no partial transparency).

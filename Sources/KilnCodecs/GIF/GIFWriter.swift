@@ -45,10 +45,10 @@ final class GIFWriter {
     }
 
     /// Adds `image` (this writer's size) shown for `durationMilliseconds` (GIF stores centiseconds).
-    func add(_ image: PixelBuffer, durationMilliseconds: Int, dither: Bool = true) throws(EncodeError) {
+    func add(_ image: PixelBuffer, durationMilliseconds: Int) throws(EncodeError) {
         guard let gif else { throw .failed("GIF already finished") }
         guard image.width == size.width, image.height == size.height else { throw .failed("GIF frame of another size") }
-        let quantized = GIFQuantizer.quantize(image, dither: dither)
+        let quantized = GIFQuantizer.quantize(image)
         var control = GraphicsControlBlock(DisposalMode: DISPOSE_DO_NOT, UserInputFlag: false,
                                            DelayTime: Int32(min((durationMilliseconds + 5) / 10, 65_535)),
                                            TransparentColor: quantized.transparentIndex.map(Int32.init) ?? Int32(NO_TRANSPARENT_COLOR))

@@ -33,7 +33,8 @@ public enum Codecs {
         case .avif: AVIFEncoder()
         case .gif: GIFEncoder()
         case .heic: HEICUnsupportedEncoder()
-        case .svg, .tiff, .bmp, .ico, .jxl: NoEncoder(format: format)
+        case .ico: ICOEncoder()
+        case .svg, .tiff, .bmp, .jxl: NoEncoder(format: format)
         }
     }
 
@@ -66,7 +67,7 @@ public enum Codecs {
     }
 }
 
-/// The "encoder" of a read-only format (SVG, TIFF, BMP, ICO, JPEG XL): the parser refuses `f:gif` and the pipeline never
+/// The "encoder" of a read-only format (SVG, TIFF, BMP, JPEG XL): the parser refuses `f:gif` and the pipeline never
 /// picks it, so reaching this is a bug, reported as an encoder failure.
 struct NoEncoder: ImageEncoding, Sendable {
     let format: ImageFormat

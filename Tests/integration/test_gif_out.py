@@ -44,3 +44,12 @@ def test_animated_webp_to_gif(client):
     source = Image.open(io.BytesIO(client.get("/imagewebp_random_lossy_anim.webp").body))
     assert im.n_frames == source.n_frames > 1
     assert im.size == source.size   # w:120 does not enlarge the 99 px source
+
+
+def test_ico_out(client):
+    """Issue 38: `f:ico` writes one PNG entry Pillow reads back; over 256 px is a 413."""
+    r, ico = client.image(f"/rs:64:64:fill/f:ico/{ALPHA_HD}")
+    assert r.content_type == "image/vnd.microsoft.icon" and ico.format == "ICO" and ico.size == (64, 64)
+    assert ico.convert("RGBA").getextrema()[3][0] == 0   # the source's transparency is kept
+    big = client.get(f"/w:300/f:ico/{PHOTO_HD}")
+    assert big.status == 413, big.describe()

@@ -5,7 +5,7 @@ extension OptionCatalog {
         OptionDeclaration(
             "format", aliases: ["f", "ext"], varies: [.accept],
             fuzz: ["jpeg", "jpg", "png", "webp", "avif", "gif", "heic", "auto", "json", "blurhash", "thumbhash"],
-            usages: [.init("format:<jpeg\\|png\\|webp\\|avif\\|gif\\|auto>",
+            usages: [.init("format:<jpeg\\|png\\|webp\\|avif\\|gif\\|ico\\|auto>",
                            "output format; default: the source's format (WebP for GIF sources, JPEG or PNG for HEIC ones). `auto`: "
                                + "the first of `http.auto_formats` (AVIF, then WebP) that the request's `Accept` allows and that holds "
                                + "the result, else the source's format (see [Content negotiation](#content-negotiation)); the answer carries "
@@ -23,9 +23,9 @@ extension OptionCatalog {
                 b.output.format = .source
                 b.output.document = DocumentKind(rawValue: a[0])
             default:
-                guard let f = ImageFormat(rawValue: a[0]) else { throw a.invalid("format must be jpeg, png, webp, avif, gif, auto, json, blurhash or thumbhash") }
+                guard let f = ImageFormat(rawValue: a[0]) else { throw a.invalid("format must be jpeg, png, webp, avif, gif, ico, auto, json, blurhash or thumbhash") }
                 guard f.isEncodable else {
-                    throw a.invalid("Kiln reads \(f.displayName) but does not write it; use jpeg, png, webp, avif or gif")
+                    throw a.invalid("Kiln reads \(f.displayName) but does not write it; use jpeg, png, webp, avif, gif or ico")
                 }
                 b.output.format = .format(f)
             }

@@ -14,7 +14,8 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     case tiff
     /// BMP (Windows bitmap): input only.
     case bmp
-    /// ICO (Windows icon): the largest entry or `page:<n>`; input only.
+    /// ICO (Windows icon): read (the largest entry or `page:<n>`) and written (`f:ico`: one PNG
+    /// entry, at most 256 × 256).
     case ico
     /// JPEG XL (libjxl, decode only): input only.
     case jxl
@@ -74,16 +75,17 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     /// Whether the encoded format can carry an alpha channel.
     public var supportsAlpha: Bool { self != .jpeg }
 
-    /// Whether Kiln writes this format (`f:`): HEIC, SVG, TIFF, BMP, ICO and JPEG XL are read only.
+    /// Whether Kiln writes this format (`f:`): HEIC, SVG, TIFF, BMP and JPEG XL are read only.
     public var isEncodable: Bool {
         switch self {
-        case .jpeg, .png, .webp, .avif, .gif: true
-        case .heic, .svg, .tiff, .bmp, .ico, .jxl: false
+        case .jpeg, .png, .webp, .avif, .gif, .ico: true
+        case .heic, .svg, .tiff, .bmp, .jxl: false
         }
     }
 
-    /// Whether `f:auto` may pick this format: never GIF (256 colours, larger than WebP or AVIF).
-    public var isNegotiable: Bool { self != .gif && isEncodable }
+    /// Whether a format may be chosen without `f:` naming it (the source's format, `f:auto`):
+    /// never GIF (256 colours, larger than WebP or AVIF) nor ICO (256 px): each only when asked for.
+    public var isNegotiable: Bool { self != .gif && self != .ico && isEncodable }
 
     /// Whether the source is drawn rather than stored as pixels (SVG): it is rasterised at the
     /// size the request's leading resize asks for, enlargement included (`VectorRaster`).

@@ -40,13 +40,13 @@ public enum EncoderCost {
     public static func bytesPerPixel(_ options: EncodeOptions, channels: Int) -> Double {
         switch options.format {
         case .jpeg: return 1
-        case .png, .gif: return 1.5 * Double(channels)
+        case .png, .gif, .ico: return 1.5 * Double(channels)
         case .webp:
             if options.lossless { return 30 }
             let methodScratch = options.webpMethod >= 3 ? 12.5 : 0
             return interpolate(webpBytes, quality: options.quality) + methodScratch + (channels == 4 ? 1 : 0)
         case .avif: return interpolate(avifBytes, quality: options.quality)
-        case .heic, .svg, .tiff, .bmp, .ico, .jxl: return 0   // never an output
+        case .heic, .svg, .tiff, .bmp, .jxl: return 0   // never an output
         }
     }
 
@@ -65,7 +65,7 @@ public enum EncoderCost {
     public static func work(_ options: EncodeOptions) -> Double {
         switch options.format {
         case .jpeg: return 1.7 * jpegSubsamplingFactor(options.chromaSubsampling)
-        case .png: return 40
+        case .png, .ico: return 40
         // Median cut and LZW: 27–36 ms for the 0.36 MP bench photo at 800 px (gif_quantizer.py).
         case .gif: return 10
         case .webp:
@@ -76,7 +76,7 @@ public enum EncoderCost {
             let s = options.avifSpeed
             let speed = s >= 9 ? 1 : s == 8 ? 2.3 : s == 7 ? 4 : s == 6 ? 8 : 20
             return interpolate(avifWork, quality: options.quality) * speed * (options.lossless ? 3 : 1)
-        case .heic, .svg, .tiff, .bmp, .ico, .jxl: return 0
+        case .heic, .svg, .tiff, .bmp, .jxl: return 0
         }
     }
 }

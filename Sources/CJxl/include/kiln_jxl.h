@@ -28,6 +28,13 @@ typedef struct {
     __typeof__(JxlDecoderSetImageOutBuffer) *_Nonnull JxlDecoderSetImageOutBuffer;
 } kiln_jxl_api;
 
+/* libjxl 0.7 prints every failure to stderr (JXL_FAILURE and JXL_API_ERROR call jxl::Debug, which
+ * Debian's build keeps), and no API turns that off. On loading, the shim points libjxl's (and
+ * libhwy's) own reference to `stderr` (their GOT entry, R_*_GLOB_DAT) at a FILE that discards what
+ * is written (fopencookie): their messages vanish, everyone else's stderr is untouched.
+ * kiln_jxl_is_quiet() says whether that worked (x86-64 and AArch64 Linux). */
+int kiln_jxl_is_quiet(void);
+
 /* The functions, or NULL when libjxl.so.0.7 (or one of its symbols) is missing. Thread-safe; loads once. */
 const kiln_jxl_api *_Nullable kiln_jxl_library(void);
 

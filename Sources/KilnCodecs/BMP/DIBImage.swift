@@ -83,8 +83,9 @@ struct DIBImage {
         }
         var palette: [UInt8] = []
         if bitCount <= 8 {
-            let entries = min(used == 0 ? 1 << bitCount : used, 1 << bitCount)
             let entrySize = core ? 3 : 4
+            var entries = min(used == 0 ? 1 << bitCount : used, 1 << bitCount)
+            if let pixelOffset, pixelOffset > cursor { entries = min(entries, (pixelOffset - cursor) / entrySize) }   // OS/2 files say nothing
             guard cursor + entries * entrySize <= data.count else { throw .corrupt("\(format) palette is truncated") }
             palette.reserveCapacity(entries * 3)
             for i in 0..<entries {

@@ -12,12 +12,17 @@ import KilnModel
 /// - Animation: the first (coalesced) frame only; the header says one frame.
 /// - Colour: the profile of the decoded pixels (`JXL_COLOR_PROFILE_TARGET_DATA`): nil when it is
 ///   sRGB, else its ICC bytes (libjxl synthesises them for an encoded colour space).
+/// - libjxl writes every failure to stderr; CJxl points libjxl's own `stderr` at a sink when it
+///   loads it (`kiln_jxl_is_quiet`), so a hostile file cannot fill the logs.
 /// - Output: 8-bit RGB, or RGBA unpremultiplied (`JxlDecoderSetUnpremultiplyAlpha`) when the image
 ///   has alpha; grey images are expanded to RGB by libjxl. A truncated file or any libjxl error is `.corrupt`.
 public struct JXLDecoder: ImageDecoding, Sendable {
     static let missing = "JPEG XL needs libjxl (libjxl0.7), which is not installed"
 
     public init() {}
+
+    /// Whether libjxl's messages go to the sink (false when libjxl is missing or on other platforms).
+    static var isQuiet: Bool { kiln_jxl_is_quiet() != 0 }
 
     public func readHeader(_ data: [UInt8]) throws(DecodeError) -> ImageHeader {
         try Self.run(data, limits: nil).header

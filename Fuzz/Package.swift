@@ -22,6 +22,7 @@ let harnesses = [
     "FuzzContainers",
     "FuzzResample",
     "FuzzURLAdapters",
+    "FuzzRasterInputs",
 ]
 
 /// Harnesses that need more than the `KilnPipeline` library product: KilnFuzzProbes holds the
@@ -30,6 +31,7 @@ let extraProducts: [String: String] = [
     "FuzzFastCGI": "KilnFastCGI", "FuzzURLSignature": "KilnHTTP", "FuzzURLAdapters": "KilnHTTP",
     "FuzzJPEGMarkers": "KilnFuzzProbes", "FuzzPNGChunks": "KilnFuzzProbes", "FuzzWebPContainer": "KilnFuzzProbes",
     "FuzzExif": "KilnFuzzProbes", "FuzzICC": "KilnFuzzProbes", "FuzzDecode": "KilnFuzzProbes", "FuzzResample": "KilnFuzzProbes",
+    "FuzzRasterInputs": "KilnFuzzProbes",
 ]
 
 let package = Package(

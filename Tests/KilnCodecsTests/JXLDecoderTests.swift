@@ -39,6 +39,15 @@ import Testing
         #expect(image.pixel(x: 3, y: 3).prefix(3) == [255, 0, 0])
     }
 
+    @Test func orientationIsReportedAndPixelsStayStored() throws {
+        let header = try decoder.readHeader(JXLTestFiles.oriented)
+        #expect(header.orientation == 6 && header.size == PixelSize(width: 16, height: 8))
+        let image = try decoder.decode(JXLTestFiles.oriented, options: DecodeOptions())
+        #expect(image.header.orientation == 6 && image.buffer.size == PixelSize(width: 16, height: 8))
+        let left = image.buffer.pixel(x: 1, y: 1), right = image.buffer.pixel(x: 14, y: 6)
+        #expect(left[2] > 200 && left[0] < 40 && right[0] > 200 && right[2] < 40, "\(left) \(right)")
+    }
+
     @Test func lossyDecodesClose() throws {
         let image = try decoder.decode(JXLTestFiles.lossy, options: DecodeOptions()).buffer
         #expect(image.size == PixelSize(width: 64, height: 48) && image.channels == 3)

@@ -41,6 +41,7 @@ public struct ICODecoder: ImageDecoding, PagedDecoding, Sendable {
         }
         var options = options
         options.page = nil
+        options.minimumSize = nil   // full size, as `DecodePlan` plans it (icons are small)
         var image = try PNGDecoder().decode(bytes, options: options)
         guard image.buffer.size == entry.header.size else { throw .corrupt("ICO entry \(index) changed size while decoding") }
         image.header = entry.header

@@ -34,14 +34,14 @@ public struct JXLDecoder: ImageDecoding, Sendable {
         return DecodedImage(buffer: buffer, header: result.header, iccProfile: result.icc)
     }
 
-    struct Result {
+    struct Outcome {
         var header: ImageHeader
         var icc: [UInt8]?
         var buffer: PixelBuffer?
     }
 
     /// Reads the header and colour encoding; with `limits`, checks them and decodes the first frame.
-    static func run(_ data: [UInt8], limits: DecodeLimits?) throws(DecodeError) -> Result {
+    static func run(_ data: [UInt8], limits: DecodeLimits?) throws(DecodeError) -> Outcome {
         guard let lib = kiln_jxl_library()?.pointee else { throw .unsupported(missing) }
         guard !data.isEmpty else { throw .corrupt("JPEG XL is truncated") }
         guard let decoder = lib.JxlDecoderCreate(nil) else { throw .corrupt("JPEG XL decoder could not be created (out of memory)") }
@@ -54,12 +54,12 @@ public struct JXLDecoder: ImageDecoding, Sendable {
               lib.JxlDecoderSetUnpremultiplyAlpha(decoder, JXL_TRUE) == JXL_DEC_SUCCESS
         else { throw .corrupt("JPEG XL decoder could not be set up") }
         return try data.withUnsafeBufferPointer { bytes in
-            Swift.Result { () throws(DecodeError) -> Result in
+            Result { () throws(DecodeError) -> Outcome in
                 guard lib.JxlDecoderSetInput(decoder, bytes.baseAddress, bytes.count) == JXL_DEC_SUCCESS else {
                     throw .corrupt("JPEG XL input was refused")
                 }
                 lib.JxlDecoderCloseInput(decoder)
-                var result = Result(header: ImageHeader(format: .jxl, width: 0, height: 0))
+                var result = Outcome(header: ImageHeader(format: .jxl, width: 0, height: 0))
                 while true {
                     let status = lib.JxlDecoderProcessInput(decoder)
                     switch status {

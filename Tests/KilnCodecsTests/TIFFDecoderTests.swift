@@ -57,6 +57,14 @@ import KilnTestBytes
         #expect(image.buffer.pixel(x: 17, y: 23) == [136, 230, 100])   // a pixel of the second tile row
     }
 
+    @Test func bigEndianAndBigTIFF() throws {
+        let be = try decoder.decode(TIFFTestFiles.bigEndianDeflate, options: DecodeOptions())
+        #expect(be.header.pageCount == 1 && be.buffer.size == PixelSize(width: 8, height: 6) && be.buffer.pixel(x: 7, y: 5) == [0, 128, 255])
+        let big = try decoder.decode(TIFFTestFiles.bigTIFFPackBits, options: DecodeOptions())
+        #expect(big.header.pageCount == 1 && big.header.hasAlpha && big.buffer.channels == 4)
+        #expect(big.buffer.pixel(x: 0, y: 0) == [255, 0, 0, 128] && big.buffer.pixel(x: 1, y: 1) == [0, 0, 255, 255])
+    }
+
     @Test func jpegCompressedStrips() throws {
         let image = try decoder.decode(TIFFTestFiles.gradientJPEG, options: DecodeOptions())
         #expect(image.buffer.size == PixelSize(width: 32, height: 24) && image.buffer.channels == 3)

@@ -31,7 +31,8 @@ import Testing
                         request = try presets.parse(example, hints: AnyWidth())
                     }
                     #expect(request?.sourcePath.hasSuffix(".jpg") == true || request?.sourcePath.hasSuffix(".png") == true
-                            || request?.sourcePath.hasSuffix(".gif") == true, "\(example) parsed to \(String(describing: request?.sourcePath))")
+                            || request?.sourcePath.hasSuffix(".gif") == true || request?.sourcePath.hasSuffix(".tiff") == true,
+                            "\(example) parsed to \(String(describing: request?.sourcePath))")
                 }
             }
         }

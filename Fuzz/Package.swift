@@ -23,6 +23,7 @@ let harnesses = [
     "FuzzResample",
     "FuzzURLAdapters",
     "FuzzSVGSanitizer",
+    "FuzzRasterInputs",
 ]
 
 /// Harnesses that need more than the `KilnPipeline` library product: KilnFuzzProbes holds the
@@ -31,6 +32,7 @@ let extraProducts: [String: String] = [
     "FuzzFastCGI": "KilnFastCGI", "FuzzURLSignature": "KilnHTTP", "FuzzURLAdapters": "KilnHTTP",
     "FuzzJPEGMarkers": "KilnFuzzProbes", "FuzzPNGChunks": "KilnFuzzProbes", "FuzzWebPContainer": "KilnFuzzProbes",
     "FuzzExif": "KilnFuzzProbes", "FuzzICC": "KilnFuzzProbes", "FuzzDecode": "KilnFuzzProbes", "FuzzResample": "KilnFuzzProbes",
+    "FuzzRasterInputs": "KilnFuzzProbes",
 ]
 
 let package = Package(

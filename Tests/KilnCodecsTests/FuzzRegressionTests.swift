@@ -16,7 +16,7 @@ import Testing
 
     /// The harnesses replayed here, by folder name.
     static let harnesses = ["FuzzSpecParser", "FuzzJPEGMarkers", "FuzzPNGChunks", "FuzzWebPContainer",
-                            "FuzzExif", "FuzzICC", "FuzzDecode"]
+                            "FuzzExif", "FuzzICC", "FuzzDecode", "FuzzRasterInputs"]
 
     /// (harness, file name) of every regression input.
     static let inputs: [(String, String)] = harnesses.flatMap { harness in
@@ -72,6 +72,9 @@ import Testing
                                                   converter: SRGBConverter(cacheCapacity: 2))
                 }
             }
+        case "FuzzRasterInputs":
+            let limits = DecodeLimits(maxPixels: 1 << 20, maxAnimationPixels: 4 << 20)
+            expectTyped { () throws(DecodeError) in _ = try CodecProbe.rasterInput(data, limits: limits) }
         default:
             Issue.record("no replay for harness \(harness)")
         }

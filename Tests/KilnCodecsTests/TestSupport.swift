@@ -36,3 +36,16 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
     let elapsed = try clock.measure(body)
     return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 }
+
+/// Reads and decodes every prefix of `data` (every `step` bytes, and the whole file less one):
+/// each must end in a result or a `DecodeError`, never a trap. Returns the prefixes' decode errors.
+func decodePrefixes(_ data: [UInt8], step: Int = 1, with decoder: any ImageDecoding) -> [DecodeError?] {
+    let options = DecodeOptions(limits: DecodeLimits(maxPixels: 1 << 20))
+    var lengths = Array(stride(from: 0, to: data.count, by: step))
+    if lengths.last != data.count - 1 { lengths.append(data.count - 1) }
+    return lengths.map { length in
+        let prefix = Array(data[..<length])
+        _ = decodeFailure { try decoder.readHeader(prefix) }
+        return decodeFailure { try decoder.decode(prefix, options: options) }
+    }
+}

@@ -31,6 +31,8 @@ ROWS = load_manifest()  # raises (collection error) when shared/ is missing
 OVERRIDES = {
     "pillow_hopper.gif": "DECODE 128x128 (GIF input, issue 12)",
     "webp_anim_bomb_4000x4000_500frames.webp": "DECODE 4000x4000 (first frame; animated: 413, test_animation.py)",
+    # Issue 38 (more inputs): BMP is decoded (BMPDecoder), as KilnCodecsTests' Corpus.overrides says too.
+    "pillow_hopper.bmp": "DECODE 128x128 (BMP input, issue 38)",
 }
 ROWS = [ManifestRow(r.file, r.family, OVERRIDES.get(r.file, r.expected), r.detail) for r in ROWS]
 BY_FILE = {r.file: r for r in ROWS}

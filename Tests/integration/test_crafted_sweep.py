@@ -29,7 +29,7 @@ from helpers import KILN_BIN
 BUDGET_MIB = 48
 MARGIN_MIB = 40       # kiln process with libheif/libavif mapped: about 25 MiB on a tiny file
 TIME_BOUND = 5.0      # seconds; every case takes well under 0.5 s now
-OK = {200, 413, 422}
+OK = {200, 413, 415, 422}   # 415: bytes libmagic does not call an image (a crafted ICO)
 
 
 def run(src: Path, spec: str, out: Path) -> tuple[int, int, float, str]:
@@ -94,9 +94,64 @@ def crafted(tmp_path_factory) -> dict[str, tuple[bytes, set[int]]]:
     files["png_ihdr_50000"] = (png[:16] + huge + struct.pack(">I", zlib.crc32(b"IHDR" + huge)) + png[33:], {413})
     files["png_truncated"] = (png[:len(png) // 2], {422})
 
+    # Issue 38's inputs: sizes that lie, bombs, truncations.
+    files.update(new_inputs(work))
+
     for name, (data, _) in files.items():
         (work / name).write_bytes(data)
     files["_dir"] = (str(work).encode(), set())
+    return files
+
+
+def tiff(width: int, height: int, pixels: bytes = b"\x80" * 64, pages: int = 1) -> bytes:
+    """A little-endian grey TIFF whose tags say width x height over `pixels` (one strip), `pages`
+    directories chained (each the same)."""
+    import struct
+    entries = lambda offset: [(256, 4, 1, width), (257, 4, 1, height), (258, 3, 1, 8), (259, 3, 1, 1), (262, 3, 1, 1),
+                              (273, 4, 1, offset), (278, 4, 1, height), (279, 4, 1, len(pixels))]
+    data_at = 8
+    out = bytearray(b"II*\x00" + struct.pack("<I", data_at + len(pixels)) + pixels)
+    for page in range(pages):
+        ifd = len(out)
+        items = entries(data_at)
+        nxt = ifd + 2 + 12 * len(items) + 4 if page + 1 < pages else 0
+        out += struct.pack("<H", len(items))
+        for tag, kind, count, value in items:
+            out += struct.pack("<HHII", tag, kind, count, value) if kind == 4 else struct.pack("<HHIHH", tag, kind, count, value, 0)
+        out += struct.pack("<I", nxt)
+    return bytes(out)
+
+
+def new_inputs(work: Path) -> dict[str, tuple[bytes, set[int]]]:
+    import struct
+    import subprocess as sp
+    from PIL import Image
+    files: dict[str, tuple[bytes, set[int]]] = {}
+    files["tiff_honest_8x8"] = (tiff(8, 8), {200})
+    files["tiff_100000_square"] = (tiff(100_000, 100_000), {413})
+    files["tiff_2000_pages"] = (tiff(8, 8, pages=2000), {422})
+    files["tiff_strip_cut_short"] = (tiff(64, 64), {200, 422})   # 64 bytes of a 4096-byte strip
+    bmp = __import__("io").BytesIO()
+    Image.new("RGB", (64, 64), (200, 30, 40)).save(bmp, "BMP")
+    bmp = bmp.getvalue()
+    files["bmp_100000_square"] = (bmp[:18] + struct.pack("<ii", 100_000, 100_000) + bmp[26:], {413})
+    files["bmp_truncated"] = (bmp[:len(bmp) // 2], {422})
+    # Entries that look like an icon's (libmagic needs a plausible first entry to say ICO).
+    entry = struct.pack("<BBBBHHII", 16, 16, 0, 0, 1, 32, 1128, 6 + 16 * 65535)
+    files["ico_65535_entries"] = (struct.pack("<HHH", 0, 1, 65535) + entry * 64, {415, 422})
+    files["ico_entry_beyond_the_file"] = (struct.pack("<HHH", 0, 1, 1) + struct.pack("<BBBBHHII", 16, 16, 0, 0, 1, 32, 1 << 30, 22)
+                                          + b"\x00" * 64, {415, 422})
+    solid = work / "solid2000.png"
+    Image.new("RGB", (2000, 2000), (30, 60, 90)).save(solid)
+    jxl = work / "solid2000.jxl"
+    sp.run(["cjxl", "-d", "0", "-e", "1", str(solid), str(jxl)], check=True, capture_output=True, timeout=120)
+    big = jxl.read_bytes()
+    files["jxl_2000_square_in_a_few_bytes"] = (big, {200, 413})   # 4 MP in a few hundred bytes: priced, not trusted
+    files["jxl_truncated"] = (big[:len(big) // 2], {413, 422})   # its header still prices it
+    files["svg_100000_square"] = (b'<svg xmlns="http://www.w3.org/2000/svg" width="100000" height="100000"/>', {200, 413})
+    files["svg_use_bomb"] = (b'<svg xmlns="http://www.w3.org/2000/svg"><defs><g id="a"><rect/></g>'
+                             + b"".join(b'<g id="%s">' % (b"b%d" % n) + (b'<use href="#%s"/>' % (b"a" if n == 0 else b"b%d" % (n - 1))) * 10
+                                        + b"</g>" for n in range(9)) + b'</defs><use href="#b8"/></svg>', {413})
     return files
 
 
@@ -136,7 +191,8 @@ def test_lying_files_through_nginx_keep_the_worker_within_its_plan(make_stack, r
     the decoder; the one worker's VmHWM stays within the budget plus MARGIN, every answer is a
     422 (or the clipped GIF's 200), none near the render deadline."""
     work = Path(crafted["_dir"][0].decode())
-    names = ["heic_ispe_100_over_4000", "avif_ispe_100_over_4000", "avif_grid_tiles_lie", "gif_frame_65535_on_100"]
+    names = ["heic_ispe_100_over_4000", "avif_ispe_100_over_4000", "avif_grid_tiles_lie", "gif_frame_65535_on_100",
+             "tiff_100000_square", "tiff_2000_pages", "bmp_100000_square", "jxl_2000_square_in_a_few_bytes", "svg_use_bomb"]
     folder = root / "crafted"
     folder.mkdir(exist_ok=True)
     os.chmod(folder, 0o755)

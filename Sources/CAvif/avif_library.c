@@ -21,6 +21,8 @@ static void load(void) {
     if (!(*(void **)&api.avifEncoderCreate = dlsym(lib, "avifEncoderCreate"))) return;
     if (!(*(void **)&api.avifEncoderDestroy = dlsym(lib, "avifEncoderDestroy"))) return;
     if (!(*(void **)&api.avifEncoderWrite = dlsym(lib, "avifEncoderWrite"))) return;
+    if (!(*(void **)&api.avifEncoderAddImage = dlsym(lib, "avifEncoderAddImage"))) return;
+    if (!(*(void **)&api.avifEncoderFinish = dlsym(lib, "avifEncoderFinish"))) return;
     if (!(*(void **)&api.avifImageCreate = dlsym(lib, "avifImageCreate"))) return;
     if (!(*(void **)&api.avifImageDestroy = dlsym(lib, "avifImageDestroy"))) return;
     if (!(*(void **)&api.avifImageRGBToYUV = dlsym(lib, "avifImageRGBToYUV"))) return;

@@ -52,6 +52,7 @@ public enum Codecs {
         switch format {
         case .gif: GIFDecoder()
         case .webp: WebPAnimationDecoder()
+        case .avif: AVIFAnimationDecoder()
         default: nil
         }
     }
@@ -62,6 +63,7 @@ public enum Codecs {
         switch format {
         case .webp: WebPAnimationEncoder()
         case .gif: GIFEncoder()
+        case .avif: AVIFAnimationEncoder()
         default: nil
         }
     }

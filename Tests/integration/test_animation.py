@@ -286,3 +286,30 @@ def test_first_frame_mode_answers_one_frame(make_stack, gifs, disk):
     assert r.status == 422
     leftovers = [p for p in disk.rglob("*") if p.is_file() and p.relative_to(disk).parts[0] == "tmp"]
     assert leftovers == []
+
+
+def test_animated_avif_out_and_in(stack, gifs):
+    """Issue 38: f:avif of an animated GIF is an AV1 sequence with every frame and its delay
+    (read back by Pillow's AVIF plugin, libavif), and an animated AVIF source is read frame by
+    frame (here written back as animated WebP). f:auto still gives animations WebP."""
+    c = stack.client()
+    r = c.get("/f:avif/q:90/anim/solid.gif")
+    assert r.status == 200 and r.content_type == "image/avif", r.describe()
+    im = Image.open(__import__("io").BytesIO(r.body))
+    assert im.n_frames == 4
+    durations, colours = [], []
+    for i in range(im.n_frames):
+        im.seek(i)
+        colours.append(im.convert("RGB").getpixel((20, 15)))   # loads the frame (and its duration)
+        durations.append(im.info.get("duration"))
+    assert durations == [100, 200, 300, 400], durations
+    for got, want in zip(colours, SOLIDS):
+        assert max(abs(a - b) for a, b in zip(got, want)) <= 10, (got, want)
+    sequence = stack.root / "anim" / "solid-sequence.avif"
+    sequence.write_bytes(r.body)
+    os.chmod(sequence, 0o644)
+    back = c.get("/f:webp/ll:1/anim/solid-sequence.avif")
+    assert back.status == 200 and back.content_type == "image/webp", back.describe()
+    assert [d for _, d in frames_of(back.body)] == [100, 200, 300, 400]
+    auto = c.get("/f:auto/anim/solid.gif", headers={"Accept": "image/avif,image/webp,*/*"})
+    assert auto.content_type == "image/webp" and len(frames_of(auto.body)) == 4

@@ -22,6 +22,8 @@ typedef struct {
     __typeof__(avifEncoderCreate) *_Nonnull avifEncoderCreate;
     __typeof__(avifEncoderDestroy) *_Nonnull avifEncoderDestroy;
     __typeof__(avifEncoderWrite) *_Nonnull avifEncoderWrite;
+    __typeof__(avifEncoderAddImage) *_Nonnull avifEncoderAddImage;
+    __typeof__(avifEncoderFinish) *_Nonnull avifEncoderFinish;
     __typeof__(avifImageCreate) *_Nonnull avifImageCreate;
     __typeof__(avifImageDestroy) *_Nonnull avifImageDestroy;
     __typeof__(avifImageRGBToYUV) *_Nonnull avifImageRGBToYUV;

@@ -31,29 +31,39 @@ public struct AVIFDecoder: ImageDecoding, Sendable {
             guard next == AVIF_RESULT_OK, let image = decoder.pointee.image else {
                 throw .corrupt("AVIF decode failed: \(AVIFEncoder.describe(next))")
             }
-            guard Int(image.pointee.width) == header.width, Int(image.pointee.height) == header.height else {
-                throw .corrupt("AVIF frame is \(image.pointee.width)x\(image.pointee.height), its header says \(header.width)x\(header.height)")
-            }
-            let channels = header.hasAlpha ? 4 : 3
-            var rgb = avifRGBImage()
-            lib.avifRGBImageSetDefaults(&rgb, image)
-            rgb.depth = 8
-            rgb.format = header.hasAlpha ? AVIF_RGB_FORMAT_RGBA : AVIF_RGB_FORMAT_RGB
-            rgb.alphaPremultiplied = AVIF_FALSE
-            let rowBytes = header.width * channels
-            rgb.rowBytes = UInt32(rowBytes)
-            var result = AVIF_RESULT_OK
-            let pixels = [UInt8](unsafeUninitializedCapacity: rowBytes * header.height) { buffer, initialized in
-                rgb.pixels = buffer.baseAddress
-                result = lib.avifImageYUVToRGB(image, &rgb)
-                rgb.pixels = nil
-                initialized = result == AVIF_RESULT_OK ? buffer.count : 0
-            }
-            guard result == AVIF_RESULT_OK else { throw .corrupt("AVIF colour conversion failed: \(AVIFEncoder.describe(result))") }
-            return DecodedImage(buffer: PixelBuffer(width: header.width, height: header.height, channels: channels, pixels: pixels),
-                                header: header, iccProfile: extras.icc, metadata: extras.metadata)
+            return DecodedImage(buffer: try Self.rgb(of: image, header: header, lib: lib), header: header,
+                                iccProfile: extras.icc, metadata: extras.metadata)
         }
     }
+
+    /// A decoded frame (`decoder.image`) as 8-bit RGB or RGBA, straight alpha; it must be the
+    /// header's size.
+    static func rgb(of image: UnsafeMutablePointer<avifImage>, header: ImageHeader, lib: kiln_avif_api) throws(DecodeError) -> PixelBuffer {
+        guard Int(image.pointee.width) == header.width, Int(image.pointee.height) == header.height else {
+            throw .corrupt("AVIF frame is \(image.pointee.width)x\(image.pointee.height), its header says \(header.width)x\(header.height)")
+        }
+        let channels = header.hasAlpha ? 4 : 3
+        var rgb = avifRGBImage()
+        lib.avifRGBImageSetDefaults(&rgb, image)
+        rgb.depth = 8
+        rgb.format = header.hasAlpha ? AVIF_RGB_FORMAT_RGBA : AVIF_RGB_FORMAT_RGB
+        rgb.alphaPremultiplied = AVIF_FALSE
+        let rowBytes = header.width * channels
+        rgb.rowBytes = UInt32(rowBytes)
+        var result = AVIF_RESULT_OK
+        let pixels = [UInt8](unsafeUninitializedCapacity: rowBytes * header.height) { buffer, initialized in
+            rgb.pixels = buffer.baseAddress
+            result = lib.avifImageYUVToRGB(image, &rgb)
+            rgb.pixels = nil
+            initialized = result == AVIF_RESULT_OK ? buffer.count : 0
+        }
+        guard result == AVIF_RESULT_OK else { throw .corrupt("AVIF colour conversion failed: \(AVIFEncoder.describe(result))") }
+        return PixelBuffer(width: header.width, height: header.height, channels: channels, pixels: pixels)
+    }
+
+    /// Frames a sequence may announce before libavif refuses it (`limits.max_animation_frames`
+    /// refuses far fewer for an animated render; a still render decodes the first alone).
+    static let maxFrames: UInt32 = 100_000
 
     struct Extras {
         var icc: [UInt8]?
@@ -62,7 +72,7 @@ public struct AVIFDecoder: ImageDecoding, Sendable {
 
     /// Parses `data` (boxes only), builds the header, checks `limits` when given, then calls `body`
     /// with the parsed decoder (valid only inside `body`).
-    private func withParsed<T>(_ data: [UInt8], limits: DecodeLimits?,
+    func withParsed<T>(_ data: [UInt8], limits: DecodeLimits?,
                                _ body: (UnsafeMutablePointer<avifDecoder>, ImageHeader, Extras) throws(DecodeError) -> T) throws(DecodeError) -> T {
         guard !data.isEmpty else { throw .corrupt("empty AVIF data") }
         guard let lib = AVIFLibrary.functions else { throw .unsupported(AVIFLibrary.missing) }
@@ -72,6 +82,7 @@ public struct AVIFDecoder: ImageDecoding, Sendable {
         decoder.pointee.codecChoice = AVIF_CODEC_CHOICE_AUTO   // dav1d first in Debian's build
         decoder.pointee.strictFlags = UInt32(AVIF_STRICT_DISABLED.rawValue)   // files without pixi / with odd clap still decode
         decoder.pointee.imageDimensionLimit = UInt32(ImageFormat.avif.maxDimension) * 2
+        decoder.pointee.imageCountLimit = Self.maxFrames
         return try data.withUnsafeBufferPointer { bytes in Result { () throws(DecodeError) -> T in
             let io = lib.avifDecoderSetIOMemory(decoder, bytes.baseAddress, bytes.count)
             guard io == AVIF_RESULT_OK else { throw .corrupt("AVIF: \(AVIFEncoder.describe(io))") }
@@ -97,7 +108,8 @@ public struct AVIFDecoder: ImageDecoding, Sendable {
             } else {
                 extras.icc = CICPColour.profile(primaries: Int(av.colorPrimaries), transfer: Int(av.transferCharacteristics))
             }
-            let header = ImageHeader(format: .avif, width: Int(av.width), height: Int(av.height), frameCount: 1,
+            let header = ImageHeader(format: .avif, width: Int(av.width), height: Int(av.height),
+                                     frameCount: max(1, Int(decoder.pointee.imageCount)),
                                      orientation: orientation, hasAlpha: decoder.pointee.alphaPresent != AVIF_FALSE)
             if let limits {
                 try limits.check(header)

@@ -55,6 +55,25 @@ public struct AVIFEncoder: ImageEncoding, Sendable {
 
     public func encode(_ image: PixelBuffer, options: EncodeOptions) throws(EncodeError) -> [UInt8] {
         guard let lib = AVIFLibrary.functions else { throw .failed(AVIFLibrary.missing) }
+        let avif = try Self.makeImage(image, options: options, lib: lib)
+        defer { lib.avifImageDestroy(avif) }
+        if let exif = options.metadata?.exif, !exif.isEmpty { lib.avifImageSetMetadataExif(avif, exif, exif.count) }
+        if let xmp = options.metadata?.xmp, !xmp.isEmpty { lib.avifImageSetMetadataXMP(avif, xmp, xmp.count) }
+        if let profile = options.iccProfile, ICCProfile.isRGB(profile) { lib.avifImageSetProfileICC(avif, profile, profile.count) }
+        let encoder = try Self.makeEncoder(options: options, lib: lib)
+        defer { lib.avifEncoderDestroy(encoder) }
+        var output = avifRWData()
+        defer { lib.avifRWDataFree(&output) }
+        let written = lib.avifEncoderWrite(encoder, avif, &output)
+        guard written == AVIF_RESULT_OK, let data = output.data, output.size > 0 else {
+            throw .failed("AVIF encode failed: \(Self.describe(written))")
+        }
+        return Array(UnsafeBufferPointer(start: data, count: output.size))
+    }
+
+    /// `image` as an 8-bit YUV `avifImage` (4:2:0, or 4:4:4 identity for `lossless`), full range,
+    /// tagged sRGB; the caller destroys it.
+    static func makeImage(_ image: PixelBuffer, options: EncodeOptions, lib: kiln_avif_api) throws(EncodeError) -> UnsafeMutablePointer<avifImage> {
         guard image.channels == 3 || image.channels == 4, image.width > 0, image.height > 0,
               image.width <= ImageFormat.avif.maxDimension, image.height <= ImageFormat.avif.maxDimension,
               image.pixels.count == image.width * image.height * image.channels else {
@@ -67,13 +86,11 @@ public struct AVIFEncoder: ImageEncoding, Sendable {
         guard let avif = lib.avifImageCreate(UInt32(image.width), UInt32(image.height), 8, yuv) else {
             throw .failed("AVIF encode failed: out of memory")
         }
-        defer { lib.avifImageDestroy(avif) }
         avif.pointee.yuvRange = AVIF_RANGE_FULL
         avif.pointee.colorPrimaries = UInt16(AVIF_COLOR_PRIMARIES_BT709)
         avif.pointee.transferCharacteristics = UInt16(AVIF_TRANSFER_CHARACTERISTICS_SRGB)
         avif.pointee.matrixCoefficients = UInt16(options.lossless ? AVIF_MATRIX_COEFFICIENTS_IDENTITY
                                                                   : AVIF_MATRIX_COEFFICIENTS_BT601)
-
         var rgb = avifRGBImage()
         lib.avifRGBImageSetDefaults(&rgb, avif)
         rgb.depth = 8
@@ -85,14 +102,16 @@ public struct AVIFEncoder: ImageEncoding, Sendable {
             defer { rgb.pixels = nil }
             return lib.avifImageRGBToYUV(avif, &rgb)   // allocates the YUV (and alpha) planes
         }
-        guard converted == AVIF_RESULT_OK else { throw .failed("AVIF encode failed: \(Self.describe(converted))") }
+        guard converted == AVIF_RESULT_OK else {
+            lib.avifImageDestroy(avif)
+            throw .failed("AVIF encode failed: \(Self.describe(converted))")
+        }
+        return avif
+    }
 
-        if let exif = options.metadata?.exif, !exif.isEmpty { lib.avifImageSetMetadataExif(avif, exif, exif.count) }
-        if let xmp = options.metadata?.xmp, !xmp.isEmpty { lib.avifImageSetMetadataXMP(avif, xmp, xmp.count) }
-        if let profile = options.iccProfile, ICCProfile.isRGB(profile) { lib.avifImageSetProfileICC(avif, profile, profile.count) }
-
+    /// An aom encoder at the options' speed and quality, one thread; the caller destroys it.
+    static func makeEncoder(options: EncodeOptions, lib: kiln_avif_api) throws(EncodeError) -> UnsafeMutablePointer<avifEncoder> {
         guard let encoder = lib.avifEncoderCreate() else { throw .failed("AVIF encoder could not be created") }
-        defer { lib.avifEncoderDestroy(encoder) }
         encoder.pointee.codecChoice = Self.codec
         encoder.pointee.maxThreads = 1
         encoder.pointee.speed = Int32(min(max(options.avifSpeed, 0), 10))
@@ -101,14 +120,7 @@ public struct AVIFEncoder: ImageEncoding, Sendable {
         encoder.pointee.maxQuantizer = quantizer
         encoder.pointee.minQuantizerAlpha = quantizer
         encoder.pointee.maxQuantizerAlpha = quantizer
-
-        var output = avifRWData()
-        defer { lib.avifRWDataFree(&output) }
-        let written = lib.avifEncoderWrite(encoder, avif, &output)
-        guard written == AVIF_RESULT_OK, let data = output.data, output.size > 0 else {
-            throw .failed("AVIF encode failed: \(Self.describe(written))")
-        }
-        return Array(UnsafeBufferPointer(start: data, count: output.size))
+        return encoder
     }
 
     static func describe(_ result: avifResult) -> String {

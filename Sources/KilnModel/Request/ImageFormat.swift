@@ -94,8 +94,8 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     /// Whether the file may hold several images of which `page:<n>` picks one (TIFF pages, ICO entries).
     public var hasPages: Bool { self == .tiff || self == .ico }
 
-    /// Whether Kiln writes animations in this format (animated WebP and GIF).
-    public var supportsAnimation: Bool { self == .webp || self == .gif }
+    /// Whether Kiln writes animations in this format (animated WebP, GIF and AVIF sequences).
+    public var supportsAnimation: Bool { self == .webp || self == .gif || self == .avif }
 
     /// Whether a quality changes what this format writes (JPEG, WebP, AVIF; never losslessly):
     /// what `q:`, `max_bytes` and Save-Data can lower.

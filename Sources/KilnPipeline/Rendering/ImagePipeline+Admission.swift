@@ -25,7 +25,9 @@ extension ImagePipeline {
     static func animationOutputFormat(_ options: OutputOptions, source: ImageFormat, accepted: FormatNegotiation,
                                       animated: Bool) -> ImageFormat {
         let chosen = options.resolvedFormat(source: source, accepted: accepted)
-        if options.format == .auto, animated, !chosen.supportsAnimation, accepted.formats.contains(.webp) {
+        // f:auto gives an animation WebP: never a still-only format, and never an AVIF sequence
+        // (an AV1 encode per frame; animated AVIF only for f:avif).
+        if options.format == .auto, animated, !chosen.supportsAnimation || chosen == .avif, accepted.formats.contains(.webp) {
             return .webp
         }
         if chosen.isEncodable && (chosen.isNegotiable || options.format != .source && options.format != .auto) { return chosen }
@@ -110,8 +112,10 @@ extension ImagePipeline {
         if work > Double(limits.maxRequestWork) {
             throw BudgetExcess.work(needed: work, limit: limits.maxRequestWork)
         }
-        // The animation encoder keeps about three canvases of the result besides the frame.
-        let encoderBytes = animate ? 12 * (request.plannedOutputSize(source: still.displayedSize).map { $0.width * $0.height } ?? 0) : 0
+        // The animation encoder keeps about three canvases of the result besides the frame (WebP,
+        // GIF); aom keeps its look-ahead of frames (about 35 YUV 4:2:0 frames) for an AVIF sequence.
+        let perPixel = outputFormat == .avif ? 64 : 12
+        let encoderBytes = animate ? perPixel * (request.plannedOutputSize(source: still.displayedSize).map { $0.width * $0.height } ?? 0) : 0
         if perFrame.peakBytes + encoderBytes > limits.maxRequestMemory {
             throw BudgetExcess.memory(needed: perFrame.peakBytes + encoderBytes, limit: limits.maxRequestMemory,
                                       step: animate ? "the animation encoder" : perFrame.peakStep?.name ?? "decode")

@@ -16,7 +16,7 @@ import Testing
 
     /// The harnesses replayed here, by folder name.
     static let harnesses = ["FuzzSpecParser", "FuzzJPEGMarkers", "FuzzPNGChunks", "FuzzWebPContainer",
-                            "FuzzExif", "FuzzICC", "FuzzDecode", "FuzzRasterInputs"]
+                            "FuzzExif", "FuzzICC", "FuzzDecode", "FuzzRasterInputs", "FuzzSVGSanitizer"]
 
     /// (harness, file name) of every regression input.
     static let inputs: [(String, String)] = harnesses.flatMap { harness in
@@ -75,6 +75,13 @@ import Testing
         case "FuzzRasterInputs":
             let limits = DecodeLimits(maxPixels: 1 << 20, maxAnimationPixels: 4 << 20)
             expectTyped { () throws(DecodeError) in _ = try CodecProbe.rasterInput(data, limits: limits) }
+        case "FuzzSVGSanitizer":
+            // As the harness: what the sanitiser accepts, it accepts again unchanged.
+            if let first = try? SVGSanitizer.sanitize(data) {
+                let second = try SVGSanitizer.sanitize(first.document)
+                #expect(second.document == first.document,
+                        "\(String(decoding: first.document, as: UTF8.self))\n!=\n\(String(decoding: second.document, as: UTF8.self))")
+            }
         default:
             Issue.record("no replay for harness \(harness)")
         }

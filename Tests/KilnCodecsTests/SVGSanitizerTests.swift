@@ -72,6 +72,11 @@ import Testing
         #expect(out.contains("circle { fill: url(#g) }"))
     }
 
+    @Test func cssSplitOverCDATAIsCleanedWhole() throws {
+        let out = try Self.output("<svg><style>rect { fill: ur<![CDATA[l(http://127.0.0.1:9/p) }]]></style><text><![CDATA[]]></text></svg>")
+        #expect(!out.contains("127.0.0.1") && out.contains("fill: none }") && out.contains("<text/>"))
+    }
+
     @Test func entitiesAreNeverExpanded() {
         let xxe = "<!DOCTYPE svg [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><svg>&x;</svg>"
         #expect(Self.error(xxe) == .unsupported("SVG declares XML entities (<!ENTITY>), which Kiln never expands"))

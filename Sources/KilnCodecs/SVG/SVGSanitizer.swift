@@ -42,7 +42,7 @@ public struct SVGSanitizer {
                 continue
             case .text(let text):
                 if let open = stack.last, let kept = open.kept, SVGPolicy.textElements.contains(tree.elements[kept].name) {
-                    tree.elements[kept].children.append(.text(text))
+                    tree.appendText(text, to: kept)
                 } else if stack.isEmpty, text.contains(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
                     throw .corrupt("SVG has text outside its root element")
                 }

@@ -57,6 +57,16 @@ struct SVGTree {
         return index
     }
 
+    /// Adds character data to `index`, joined to the text before it: CSS is cleaned whole, so a
+    /// `url(` split over a CDATA boundary is still one `url(` to the cleaner.
+    mutating func appendText(_ text: [UInt8], to index: Int) {
+        if case .text(let before)? = elements[index].children.last {
+            elements[index].children[elements[index].children.count - 1] = .text(before + text)
+        } else {
+            elements[index].children.append(.text(text))
+        }
+    }
+
     /// The filter primitives and the raster passes they make; kernels beyond what is priced are refused.
     func filterCost() throws(DecodeError) -> (primitives: Int, passes: Double) {
         var primitives = 0
@@ -131,19 +141,22 @@ struct SVGTree {
                     Self.escape(Array(attribute.value.utf8), into: &out)
                     out.append(UInt8(ascii: "\""))
                 }
-                guard !element.children.isEmpty else { out += Array("/>".utf8); continue }
-                out.append(UInt8(ascii: ">"))
-                steps.append(.close(element.name))
-                for child in element.children.reversed() {
+                // Children as written (text escaped, CSS cleaned); an element whose text comes out empty
+                // is written empty, as it reads back (the sanitised document is a fixed point).
+                let children: [Step] = element.children.compactMap { child in
                     switch child {
-                    case .element(let c): steps.append(.open(c))
+                    case .element(let c): return .open(c)
                     case .text(let text):
                         var escaped: [UInt8] = []
                         let content = element.name == "style" ? Array(SVGPolicy.cleanCSS(String(decoding: text, as: UTF8.self)).utf8) : text
                         Self.escape(content, into: &escaped)
-                        steps.append(.text(escaped))
+                        return escaped.isEmpty ? nil : .text(escaped)
                     }
                 }
+                guard !children.isEmpty else { out += Array("/>".utf8); continue }
+                out.append(UInt8(ascii: ">"))
+                steps.append(.close(element.name))
+                steps += children.reversed()
             }
         }
     }

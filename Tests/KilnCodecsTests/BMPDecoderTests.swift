@@ -67,6 +67,33 @@ import KilnTestBytes
         #expect(image.buffer.pixel(x: 127, y: 127) == [134, 160, 209] && image.buffer.pixel(x: 10, y: 100) == [16, 14, 15])
     }
 
+    /// A BMP of `bits` (8 or 4) bits a pixel whose pixel data is `stream`, run-length encoded (BI_RLE8 / BI_RLE4).
+    static func runLength(width: Int, height: Int, bits: Int, _ stream: [UInt8]) -> [UInt8] {
+        let plain = TinyBMPWriter(width: width, height: height, bitCount: bits, values: [UInt32](repeating: 0, count: width * height),
+                                  palette: palette)
+        var data = Array(plain.bytes().dropLast(plain.rows().count)) + stream
+        data[30] = bits == 8 ? 1 : 2
+        return data
+    }
+
+    @Test func runLengthEncodedRowsRunsDeltasAndLiterals() throws {
+        // Bottom row: a run of four 1s; then three literals 0 2 3 (padded) and a run of one 1;
+        // then a delta of two pixels right and a run of two 3s; end of bitmap.
+        let stream: [UInt8] = [4, 1, 0, 0, 0, 3, 0, 2, 3, 0, 1, 1, 0, 0, 0, 2, 2, 0, 2, 3, 0, 1]
+        let image = try decode(Self.runLength(width: 4, height: 3, bits: 8, stream))
+        let p = Self.palette.map { [$0.0, $0.1, $0.2] }
+        #expect(image.channels == 3)
+        #expect(image.pixels == (p[0] + p[0] + p[3] + p[3]) + (p[0] + p[2] + p[3] + p[1]) + (p[1] + p[1] + p[1] + p[1]))
+        // RLE4: a run of five alternating 1 2, then three literal nibbles 3 0 3 on the next row.
+        let four = try decode(Self.runLength(width: 5, height: 2, bits: 4, [5, 0x12, 0, 0, 0, 3, 0x30, 0x30, 0, 1]))
+        #expect(four.pixels == (p[3] + p[0] + p[3] + p[0] + p[0]) + (p[1] + p[2] + p[1] + p[2] + p[1]))
+        // A run longer than the row is clipped; data that stops before the end is truncated.
+        #expect(try decode(Self.runLength(width: 2, height: 1, bits: 8, [255, 2, 0, 1])).pixels == p[2] + p[2])
+        #expect(decodeFailure { try decode(Self.runLength(width: 4, height: 3, bits: 8, Array(stream.dropLast(2)))) } == .corrupt("BMP is truncated"))
+        let errors = decodePrefixes(Self.runLength(width: 4, height: 3, bits: 8, stream), with: decoder)
+        #expect(errors.allSatisfy { $0?.isCorrupt == true })
+    }
+
     @Test func hugeDeclaredSizeIsOverLimitInMilliseconds() throws {
         var data = TinyBMPWriter(width: 1, height: 1, bitCount: 24, values: [0]).bytes()
         data.replaceSubrange(18..<26, with: [0xA0, 0x86, 0x01, 0x00, 0xA0, 0x86, 0x01, 0x00])   // 100000 x 100000
@@ -80,9 +107,12 @@ import KilnTestBytes
         var zeroWidth = TinyBMPWriter(width: 1, height: 1, bitCount: 24, values: [0]).bytes()
         zeroWidth.replaceSubrange(18..<22, with: [0, 0, 0, 0])
         #expect(decodeFailure { try decoder.readHeader(zeroWidth) } == .corrupt("BMP has no pixels (0x1)"))
-        var rle = TinyBMPWriter(width: 1, height: 1, bitCount: 8, values: [0], palette: Self.palette).bytes()
-        rle[30] = 1
-        #expect(decodeFailure { try decoder.readHeader(rle) } == .unsupported("BMP RLE compression"))
+        var jpeg = TinyBMPWriter(width: 1, height: 1, bitCount: 8, values: [0], palette: Self.palette).bytes()
+        jpeg[30] = 4
+        #expect(decodeFailure { try decoder.readHeader(jpeg) } == .unsupported("BMP compression 4"))
+        var rle24 = TinyBMPWriter(width: 1, height: 1, bitCount: 24, values: [0]).bytes()
+        rle24[30] = 1
+        #expect(decodeFailure { try decoder.readHeader(rle24) } == .corrupt("BMP RLE8 on a 24-bit image"))
         var badDepth = TinyBMPWriter(width: 1, height: 1, bitCount: 24, values: [0]).bytes()
         badDepth[28] = 7
         #expect(decodeFailure { try decoder.readHeader(badDepth) }?.message == "BMP of 7 bits a pixel")

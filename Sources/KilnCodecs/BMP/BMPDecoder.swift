@@ -4,7 +4,8 @@ import KilnModel
 ///
 /// - The file header (`BM`, 14 bytes) gives the pixel data's offset; the bitmap itself
 ///   (`DIBImage`) is a BITMAPINFOHEADER, V4 or V5 header, or an OS/2 core header, of 1, 4, 8, 16,
-///   24 or 32 bits a pixel, bottom-up or top-down. RLE-compressed files are `.unsupported`.
+///   24 or 32 bits a pixel, bottom-up or top-down, or run-length encoded (RLE8, RLE4). A bitmap
+///   holding a JPEG or PNG (BI_JPEG, BI_PNG) is `.unsupported`.
 /// - The header is read without touching the pixels; the limits are checked before the buffer is
 ///   allocated, and the pixel rows' length is checked against the file ("BMP is truncated").
 /// - Output: RGB, or RGBA when the bitmap has an alpha mask (an all-zero alpha is opaque).

@@ -6,7 +6,7 @@ import KilnModel
 ///
 /// - Depths 1, 4 and 8 (palette; an index beyond the palette paints black), 16 (5-5-5 unless
 ///   BI_BITFIELDS gives masks), 24 and 32 (B-G-R order unless masks say otherwise).
-///   BI_RLE4/BI_RLE8 and embedded JPEG/PNG are refused as `.unsupported`.
+///   BI_RLE8 and BI_RLE4 (`DIBImage+RLE`) are decoded; embedded JPEG/PNG are refused as `.unsupported`.
 /// - Rows are bottom-up unless the height is negative (top-down). Each row is padded to 4 bytes.
 /// - Alpha: a 32- or 16-bit image with an alpha mask (BI_BITFIELDS, BI_ALPHABITFIELDS, or a V4/V5
 ///   header) is RGBA; if every alpha is 0 it is made opaque, as browsers do. An icon's bitmap
@@ -29,6 +29,8 @@ struct DIBImage {
     var icon: Bool
     /// Whether the decoded image has an alpha channel (icons always do).
     var hasAlpha: Bool
+    /// BI_RLE8 or BI_RLE4 (`bitCount` says which).
+    var runLength = false
 
     var stride: Int { (width * bitCount + 31) / 32 * 4 }
     var maskStride: Int { (width + 31) / 32 * 4 }
@@ -66,17 +68,20 @@ struct DIBImage {
         guard [1, 4, 8, 16, 24, 32].contains(bitCount) else { throw .unsupported("\(format) of \(bitCount) bits a pixel") }
         switch compression {
         case 0, 3, 6: break
-        case 1, 2: throw .unsupported("\(format) RLE compression")
+        case 1, 2:
+            guard bitCount == (compression == 1 ? 8 : 4), !topDown, !icon else {
+                throw .corrupt("\(format) RLE\(compression == 1 ? 8 : 4) on a \(topDown ? "top-down " : "")\(bitCount)-bit \(icon ? "icon" : "image")")
+            }
         default: throw .unsupported("\(format) compression \(compression)")
         }
-        guard compression == 0 || bitCount == 16 || bitCount == 32 else { throw .corrupt("\(format) bit fields on a \(bitCount)-bit image") }
+        guard compression == 0 || compression == 1 || compression == 2 || bitCount == 16 || bitCount == 32 else { throw .corrupt("\(format) bit fields on a \(bitCount)-bit image") }
         var cursor = offset + size
         var masks: [UInt32] = bitCount == 16 ? [0x7C00, 0x03E0, 0x001F, 0] : [0xFF_0000, 0xFF00, 0xFF, icon ? 0xFF00_0000 : 0]
-        if compression != 0 && size == 40 {
+        if (compression == 3 || compression == 6) && size == 40 {
             let count = compression == 6 ? 4 : 3
             for i in 0..<count { masks[i] = UInt32(try reader.u32(cursor + 4 * i)) }
             cursor += 4 * count
-        } else if size >= 52 && compression != 0 {
+        } else if size >= 52 && (compression == 3 || compression == 6) {
             for i in 0..<(size >= 56 ? 4 : 3) { masks[i] = UInt32(try reader.u32(offset + 40 + 4 * i)) }
         } else if size >= 108 && bitCount == 32 {
             masks[3] = UInt32(try reader.u32(offset + 52))   // a V4/V5 header's alpha mask, as browsers read it
@@ -98,11 +103,12 @@ struct DIBImage {
         guard start >= 0, start <= data.count else { throw .corrupt("\(format) pixel data offset \(start) is past the end") }
         let alpha = icon || (bitCount >= 16 && masks[3] != 0)
         return DIBImage(format: format, width: width, height: height, topDown: topDown, bitCount: bitCount, masks: masks,
-                        palette: palette, pixelOffset: start, icon: icon, hasAlpha: alpha)
+                        palette: palette, pixelOffset: start, icon: icon, hasAlpha: alpha, runLength: compression == 1 || compression == 2)
     }
 
     /// The pixels (check the limits against the size first): RGBA when `hasAlpha`, else RGB.
     func decode(_ data: [UInt8]) throws(DecodeError) -> PixelBuffer {
+        if runLength { return try decodeRunLength(data) }
         let rows = stride.multipliedReportingOverflow(by: height)
         guard !rows.overflow, rows.partialValue <= data.count - pixelOffset else { throw .corrupt("\(format) is truncated") }
         let maskStart = pixelOffset + rows.partialValue

@@ -77,7 +77,8 @@ extension ImagePipeline {
             guard page < header.pageCount else {
                 throw PipelineError.pageOutOfRange(requested: page, count: header.pageCount)
             }
-            if page > 0, let paged = decoder as? any PagedDecoding {
+            // page:0 too: an ICO's default is its largest entry, not its first.
+            if let paged = decoder as? any PagedDecoding {
                 header = try job.ofSource { try paged.readHeader(job.data, page: page) }
             }
         }

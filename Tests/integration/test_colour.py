@@ -115,3 +115,12 @@ def test_icc_keep_writes_the_p3_profile_and_its_values(client, p3_photo, fmt):
         # P3's red is beyond sRGB's: converted, its green and blue fall to 0 and the grey stays.
         assert np.abs(rgb(converted)[16, 16] - source[16, 16]).max() > 8
         assert np.abs(rgb(converted)[48, 48] - source[48, 48]).max() <= 8
+
+
+def test_icc_keep_converts_for_gif(client, p3_photo):
+    """GIF cannot carry a profile: with icc:keep it is converted to sRGB like the default."""
+    _, source = p3_photo
+    _, kept = client.image("/icc:keep/f:gif/colour_p3.jpg")
+    _, default = client.image("/f:gif/colour_p3.jpg")
+    assert np.abs(rgb(kept)[16, 16] - rgb(default)[16, 16]).max() <= 2
+    assert np.abs(rgb(kept)[16, 16] - source[16, 16]).max() > 8

@@ -94,6 +94,10 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     /// Whether the file may hold several images of which `page:<n>` picks one (TIFF pages, ICO entries).
     public var hasPages: Bool { self == .tiff || self == .ico }
 
+    /// Whether Kiln writes an ICC profile into this format (`icc:keep`): every written format but
+    /// GIF (ICO through its PNG entry).
+    public var carriesColourProfile: Bool { isEncodable && self != .gif }
+
     /// Whether Kiln writes animations in this format (animated WebP, GIF and AVIF sequences).
     public var supportsAnimation: Bool { self == .webp || self == .gif || self == .avif }
 

@@ -89,8 +89,10 @@ public struct OutputConfiguration: ConfigSection, Equatable {
 
     /// Whether a still's RGB colour profile is kept rather than converted to sRGB (`icc:`, else
     /// `output.colour_profile`).
+    /// Not for a format that cannot carry the profile (`f:gif`): its pixels are converted.
     public func keepsProfile(for request: OutputOptions) -> Bool {
-        (request.colourProfile ?? colourProfile) == .keep
+        if case .format(let format) = request.format, !format.carriesColourProfile { return false }
+        return (request.colourProfile ?? colourProfile) == .keep
     }
 
     /// What a URL without `strip:` keeps: `strip_signed` for URLs only the operator writes (signed,

@@ -12,7 +12,7 @@ enum SVGEmbeddedImage {
     /// The pixels of the image `url` embeds; nil when it is not a data URL of an allowed type
     /// or its header does not read (the reference is then dropped).
     static func pixels(_ url: String) throws(DecodeError) -> Int? {
-        let trimmed = url.trimmingSpaces
+        let trimmed = url.trimmingASCIIWhitespace()
         let lower = trimmed.prefix(32).lowercased()
         guard let type = types.first(where: { lower.hasPrefix($0.prefix) }) else { return nil }
         guard let bytes = Base64.decode(trimmed.utf8.dropFirst(type.prefix.utf8.count)) else { return nil }

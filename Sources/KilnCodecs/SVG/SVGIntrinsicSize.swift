@@ -1,3 +1,5 @@
+import KilnModel
+
 /// An SVG's own size in CSS pixels, from its root's `width`, `height` and `viewBox`, as a
 /// browser sizes an `<img>` of it: absolute lengths (`px`, `pt`, `pc`, `mm`, `cm`, `in`, and
 /// `em`/`ex` at 16/8 px) win; a missing or relative one (`%`) comes from the viewBox's aspect
@@ -30,7 +32,7 @@ struct SVGIntrinsicSize: Equatable {
 
     /// A length in CSS pixels; nil for a relative, empty, non-positive or malformed one.
     static func length(_ text: String) -> Double? {
-        let t = text.trimmingSpaces
+        let t = text.trimmingASCIIWhitespace()
         let digits = t.prefix { ($0 >= "0" && $0 <= "9") || $0 == "." || $0 == "-" || $0 == "+" || $0 == "e" || $0 == "E" }
         // An exponent letter followed by no digit is the start of a unit ("em", "ex").
         var number = Substring(digits)

@@ -1,3 +1,5 @@
+import KilnModel
+
 /// What the SVG sanitiser keeps: the elements that draw, the attributes that style them, and
 /// references only inside the document.
 ///
@@ -51,12 +53,12 @@ enum SVGPolicy {
 
     /// True when `value` is a reference inside the document (`#id`).
     static func isFragment(_ value: String) -> Bool {
-        value.trimmingSpaces.hasPrefix("#")
+        value.trimmingASCIIWhitespace().hasPrefix("#")
     }
 
     /// The id a fragment reference names (`#a` → `a`).
     static func fragmentID(_ value: String) -> String? {
-        let trimmed = value.trimmingSpaces
+        let trimmed = value.trimmingASCIIWhitespace()
         guard trimmed.hasPrefix("#"), trimmed.count > 1 else { return nil }
         return String(trimmed.dropFirst())
     }
@@ -112,9 +114,9 @@ enum SVGPolicy {
     }
 
     private static func unquote(_ raw: ArraySlice<UInt8>) -> String {
-        var s = String(decoding: raw, as: UTF8.self).trimmingSpaces
+        var s = String(decoding: raw, as: UTF8.self).trimmingASCIIWhitespace()
         if let first = s.first, first == "\"" || first == "'", s.count >= 2, s.last == first {
-            s = String(s.dropFirst().dropLast()).trimmingSpaces
+            s = String(s.dropFirst().dropLast()).trimmingASCIIWhitespace()
         }
         return s
     }
@@ -126,14 +128,5 @@ enum SVGPolicy {
         return zip(bytes[i...], p).allSatisfy { c, expected in
             (c >= 65 && c <= 90 ? c + 32 : c) == expected
         }
-    }
-}
-
-extension StringProtocol {
-    /// Without leading and trailing ASCII whitespace.
-    var trimmingSpaces: String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(self[first...last])
     }
 }

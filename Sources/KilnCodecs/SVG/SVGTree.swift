@@ -31,7 +31,7 @@ struct SVGTree {
                 removed += 1
             case .reference:
                 if SVGPolicy.isFragment(attribute.value) {
-                    kept.append(SVGAttribute(name: "xlink:href", value: attribute.value.trimmingSpaces))
+                    kept.append(SVGAttribute(name: "xlink:href", value: attribute.value.trimmingASCIIWhitespace()))
                 } else if name == "image", let pixels = try SVGEmbeddedImage.pixels(attribute.value) {
                     embeddedPixels += pixels
                     guard embeddedPixels <= SVGSanitizer.maxEmbeddedPixels else {

@@ -6,4 +6,12 @@ extension StringProtocol {
         while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
         return String(s)
     }
+
+    /// Without leading and trailing ASCII whitespace, line breaks included (XML attribute values).
+    public func trimmingASCIIWhitespace() -> String {
+        var s = self[...]
+        while let f = s.first, f == " " || f == "\t" || f == "\n" || f == "\r" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" || l == "\n" || l == "\r" { s = s.dropLast() }
+        return String(s)
+    }
 }

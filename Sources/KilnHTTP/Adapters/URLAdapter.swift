@@ -17,14 +17,28 @@ public protocol URLAdapter: Sendable {
 /// An adapter's translation: native option segments and a decoded source path, relative to the
 /// root (`photos/cat.jpg`, or an origin's name and the rest of the path).
 public struct AdaptedURL: Sendable, Equatable {
+    /// Whether a foreign URL carried its scheme's signature (imgproxy's, thumbor's, imgix's `s=`).
+    public enum Signing: Sendable, Equatable {
+        /// No signature, and the adapter has no key: an unsigned URL like `/unsafe/`.
+        case unsigned
+        /// No signature (`insecure`, `unsafe`, no `s=`) while the adapter has a key: refused (403)
+        /// unless `adapters.allow_unsigned`, as the foreign server would.
+        case unsignedWhileKeyed
+        /// The foreign signature checked with the adapter's key: admitted as a signed URL (no
+        /// option policy, no allow-lists), as the foreign server admits it.
+        case verified
+    }
+
     public var adapter: String
     public var options: [String]
     public var sourcePath: String
+    public var signing: Signing
 
-    public init(adapter: String, options: [String], sourcePath: String) {
+    public init(adapter: String, options: [String], sourcePath: String, signing: Signing = .unsigned) {
         self.adapter = adapter
         self.options = options
         self.sourcePath = sourcePath
+        self.signing = signing
     }
 
     /// The native, already-decoded path the parser reads: the options, `-` (so a source folder
@@ -37,9 +51,19 @@ public struct AdaptedURL: Sendable, Equatable {
 /// Why an adapted URL was refused (400): names the parameter and says what Kiln would need.
 public struct AdapterError: Error, Equatable, Sendable {
     public var message: String
+    /// A foreign signature that does not match (or is malformed): 403, and nothing is rendered.
+    public var isBadSignature: Bool
 
     public init(_ adapter: String, _ message: String) {
         self.message = "\(adapter) URL: \(message)"
+        self.isBadSignature = false
+    }
+
+    /// A signature the adapter's key did not make (403).
+    public static func badSignature(_ adapter: String, _ message: String = "invalid signature for this URL") -> AdapterError {
+        var e = AdapterError(adapter, message)
+        e.isBadSignature = true
+        return e
     }
 
     static func unsupported(_ adapter: String, _ parameters: [String]) -> AdapterError {

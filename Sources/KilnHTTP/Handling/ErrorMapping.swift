@@ -22,6 +22,8 @@ public enum ErrorMapping {
             return map(refused)
         case let refused as RequestRefusal:
             return Mapped(status: status(of: refused), message: refused.message, logMessage: refused.message, outcome: nil)
+        case let refused as AdapterError where refused.isBadSignature:
+            return Mapped(status: 403, message: refused.message, logMessage: refused.message, outcome: nil)
         case let refused as AdapterError:
             return map(RequestRefusal.badAdaptedURL(refused.message))
         case let refused as SignatureError:

@@ -84,14 +84,25 @@ public struct RequestGate: Sendable {
         return (try allowList.apply(to: imageRequest), .unsigned)
     }
 
-    /// An adapted URL: its native path parsed as an unsigned URL (option policy, then the
-    /// allow-lists), or refused while URLs must be signed. Never trusted: trust is nginx's
-    /// rewrite of a native path, which no adapter reads.
+    /// An adapted URL: with its scheme's signature verified, its native path parsed as a signed
+    /// URL (no option policy, no allow-lists); otherwise as an unsigned URL (option policy, then
+    /// the allow-lists), or refused while URLs must be signed (here, or by the adapter's own key).
+    /// Never trusted: trust is nginx's rewrite of a native path, which no adapter reads.
     func admit(_ adapted: AdaptedURL, hints: (any DeviceHintResolving)?) throws -> (request: ImageRequest, provenance: Provenance) {
         let path = adapted.nativePath
-        guard signature.allowUnsigned || adapters.allowUnsigned else {
-            throw RequestRefusal.adapterNeedsSignature(
-                "\(adapted.adapter) URLs carry no signature and URLs must be signed here; set adapters.allow_unsigned = true to accept them")
+        switch adapted.signing {
+        case .verified:
+            return (try parser.parse(path, isDecoded: true, hints: hints), .signed)
+        case .unsignedWhileKeyed:
+            guard adapters.allowUnsigned else {
+                throw RequestRefusal.adapterNeedsSignature(
+                    "\(adapted.adapter) URLs must be signed here (this server has their key); set adapters.allow_unsigned = true to accept unsigned ones")
+            }
+        case .unsigned:
+            guard signature.allowUnsigned || adapters.allowUnsigned else {
+                throw RequestRefusal.adapterNeedsSignature(
+                    "\(adapted.adapter) URLs carry no signature and URLs must be signed here; set adapters.allow_unsigned = true to accept them")
+            }
         }
         try parser.check(policy, path: path, isDecoded: true)
         return (try allowList.apply(to: try parser.parse(path, isDecoded: true, hints: hints)), .unsigned)

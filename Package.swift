@@ -180,7 +180,7 @@ let package = Package(
         .target(name: "KilnFuzzProbes", dependencies: ["KilnCodecs", "KilnProcessing", "KilnModel"], path: "Tests/KilnFuzzProbes"),
 
         .testTarget(name: "KilnPOSIXTests", dependencies: ["KilnPOSIX"]),
-        .testTarget(name: "KilnModelTests", dependencies: ["KilnModel"]),
+        .testTarget(name: "KilnModelTests", dependencies: ["KilnModel", "KilnTestBytes"]),
         .testTarget(name: "KilnCodecsTests", dependencies: ["KilnCodecs", "KilnModel", "CLcms2", "KilnTestBytes", "KilnFuzzProbes"]),
         // KilnCodecs: the resampler's fidelity tests decode the shared photos.
         .testTarget(name: "KilnProcessingTests", dependencies: ["KilnProcessing", "KilnCodecs", "KilnModel", "KilnFuzzProbes", "CKilnResample"]),

@@ -62,8 +62,8 @@ struct ConfigCommand: ParsableCommand {
             var rows: [(String, String, String)] = []
             for s in catalog.settings {
                 var raw = settings.values.string(s.key) ?? s.defaultRaw
-                // signing keys and salts, the peer secret
-                if SecurityConfiguration.secretKeys.union(ServerConfiguration.secretKeys).contains(s.key), !raw.isEmpty { raw = "(hidden)" }
+                // signing keys and salts, the adapters' keys, the peer secret: declared `.secret()`
+                if s.isSecret, !raw.isEmpty { raw = "(hidden)" }
                 rows.append((s.key, catalog.tomlLiteral(s, raw), settings.values.origin(s.key)))
             }
             for key in settings.values.values.keys.sorted() where catalog.info(key) == nil {

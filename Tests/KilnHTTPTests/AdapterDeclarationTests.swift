@@ -6,14 +6,15 @@ import Testing
 /// The adapters' parameter tables (`AdapterParameter`) against the option declarations
 /// (`OptionCatalog`), the adapters' translations and docs/integrations.md.
 @Suite struct AdapterDeclarationTests {
-    static let tables: [(adapter: String, section: String, parameters: [AdapterParameter])] = [
-        ("nextjs", "### Next.js", NextImageAdapter.parameters),
-        ("cloudflare", "### Cloudflare", CloudflareAdapter.parameters),
-        ("imgix", "### imgix", ImgixAdapter.parameters),
+    static let tables: [(adapter: String, file: String, section: String, parameters: [AdapterParameter])] = [
+        ("nextjs", "docs/integrations.md", "### Next.js", NextImageAdapter.parameters),
+        ("cloudflare", "docs/integrations.md", "### Cloudflare", CloudflareAdapter.parameters),
+        ("imgix", "docs/integrations.md", "### imgix", ImgixAdapter.parameters),
+        ("imgproxy", "docs/migrate-imgproxy.md", "## Options", ImgproxyAdapter.parameters),
     ]
 
     @Test func everyMappedOptionIsDeclared() {
-        for (adapter, _, parameters) in Self.tables {
+        for (adapter, _, _, parameters) in Self.tables {
             for p in parameters {
                 for option in p.options {
                     #expect(OptionCatalog.declaration(named: option)?.name == option,
@@ -28,9 +29,11 @@ import Testing
     /// Each translation writes only options that the parameters it was given declare.
     @Test func translationsUseOnlyTheDeclaredOptions() throws {
         let adapters: [any URLAdapter] = [NextImageAdapter(origins: URLAdapterTests.origins),
-                                          CloudflareAdapter(origins: URLAdapterTests.origins), ImgixAdapter()]
+                                          CloudflareAdapter(origins: URLAdapterTests.origins),
+                                          ImgproxyAdapter(origins: URLAdapterTests.origins, watermark: "logo"), ImgixAdapter()]
         var checked = 0
-        for (uri, _) in URLAdapterTests.twins {
+        let twins = URLAdapterTests.twins + ImgproxyAdapterTests.twins
+        for (uri, _) in twins {
             let path = String(uri.prefix { $0 != "?" })
             let query = uri.contains("?") ? String(uri.drop { $0 != "?" }.dropFirst()) : nil
             for adapter in adapters {
@@ -46,7 +49,7 @@ import Testing
                 break
             }
         }
-        #expect(checked == URLAdapterTests.twins.count)
+        #expect(checked == twins.count)
     }
 
     @Test func refusalsSayWhy() throws {
@@ -59,13 +62,13 @@ import Testing
         }
     }
 
-    /// docs/integrations.md lists every parameter of each adapter in the adapter's table.
+    /// The docs list every parameter of each adapter in the adapter's table.
     @Test func docsListEveryParameter() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let text = try String(contentsOf: root.appendingPathComponent("docs/integrations.md"), encoding: .utf8)
-        for (adapter, section, parameters) in Self.tables {
+        for (adapter, file, section, parameters) in Self.tables {
+            let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
             guard let start = text.range(of: section + "\n") else {
-                Issue.record("docs/integrations.md has no section \(section)")
+                Issue.record("\(file) has no section \(section)")
                 continue
             }
             let body = text[start.upperBound...].prefix { _ in true }
@@ -73,12 +76,18 @@ import Testing
             let firstCells = body[..<end].split(separator: "\n").filter { $0.hasPrefix("| ") }
                 .map { $0.dropFirst(2).prefix { $0 != "|" } }
             for p in parameters {
-                #expect(firstCells.contains { $0.contains("`\(p.name)") }, "\(adapter): docs/integrations.md does not list `\(p.name)`")
+                #expect(firstCells.contains { $0.contains("`\(p.name)") }, "\(adapter): \(file) does not list `\(p.name)`")
             }
         }
     }
 
     static func parameterNames(path: String, query: String?, adapter: String) -> Set<String> {
+        if adapter == "imgproxy" {
+            let url = try? ImgproxyURL.parse(path, adapter: adapter)
+            var names = Set((url?.options ?? []).map { String($0.prefix { $0 != ":" }) })
+            if url?.fileExtension != nil { names.insert("format") }
+            return names
+        }
         if adapter == "cloudflare" {
             let options = path.dropFirst(CloudflareAdapter.prefix.count).prefix { $0 != "/" }
             return Set(options.split(separator: ",").map { String($0.prefix { $0 != "=" }) })

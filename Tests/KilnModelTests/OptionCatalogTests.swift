@@ -1,14 +1,12 @@
 import Foundation
 import Testing
 @testable import KilnModel
+import KilnTestBytes
 
 /// The option declarations (`OptionCatalog`) against everything derived from them: the parser,
 /// the policy's names, the docs' tables and the fuzz dictionary. `KILN_DOCS_UPDATE=1` rewrites
 /// the generated parts of the files instead of comparing them.
 @Suite struct OptionCatalogTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    static let updating = ProcessInfo.processInfo.environment["KILN_DOCS_UPDATE"] == "1"
     let parser = SpecParser(maxOperations: 32, watermarks: ["logo"])
 
     @Test func everyNameIsDeclaredOnce() {
@@ -83,18 +81,8 @@ import Testing
     /// Compares (or rewrites) the lines between `<begin><marker>…` and `<end>…` in `file`.
     static func checkGenerated(file: String, marker: String, text: String,
                                begin: String = "<!-- generated: ", end: String? = nil) throws {
-        let url = root.appendingPathComponent(file)
-        var lines = try String(contentsOf: url, encoding: .utf8).components(separatedBy: "\n")
-        let endPrefix = end ?? "<!-- end generated: \(marker)"
-        guard let start = lines.firstIndex(where: { $0.hasPrefix(begin + marker) }),
-              let stop = lines[start...].firstIndex(where: { $0.hasPrefix(endPrefix) }) else {
+        guard let current = try GeneratedBlock.sync(file: file, marker: marker, text: text, begin: begin, end: end) else {
             Issue.record("\(file): no generated block \(marker)")
-            return
-        }
-        let current = lines[(start + 1)..<stop].joined(separator: "\n")
-        if updating {
-            lines.replaceSubrange((start + 1)..<stop, with: text.components(separatedBy: "\n"))
-            try lines.joined(separator: "\n").write(to: url, atomically: true, encoding: .utf8)
             return
         }
         #expect(current == text, "\(file) (\(marker)) differs from OptionCatalog: run KILN_DOCS_UPDATE=1 swift test --filter OptionCatalog")

@@ -35,4 +35,16 @@ import Testing
         let fill = ResizePlan(options: ResizeOptions(width: 100, height: 100, mode: .fill), source: small)
         #expect(fill.output == PixelSize(width: 100, height: 100))
     }
+
+    /// `auto` (imgproxy's): fill when the image and the box share an orientation, fit otherwise.
+    @Test func autoFillsLikeOrientationsAndFitsOthers() {
+        let auto = { (w: Int, h: Int, source: PixelSize) in ResizePlan(options: ResizeOptions(width: w, height: h, mode: .auto), source: source).output }
+        #expect(auto(300, 200, photo) == PixelSize(width: 300, height: 200))        // both landscape: fill
+        #expect(auto(200, 300, photo) == PixelSize(width: 200, height: 150))        // portrait box: fit
+        let portrait = PixelSize(width: 3000, height: 4000)
+        #expect(auto(200, 300, portrait) == PixelSize(width: 200, height: 300))     // both portrait: fill
+        #expect(auto(300, 300, portrait) == PixelSize(width: 225, height: 300))     // square box is landscape: fit
+        #expect(auto(300, 0, portrait) == PixelSize(width: 300, height: 400))       // one side: fit
+        #expect(ResizeOptions(width: 300, height: 200, mode: .auto, gravity: .north).canonical == "rs:300:200:auto/g:north")
+    }
 }

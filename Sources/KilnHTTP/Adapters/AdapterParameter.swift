@@ -47,3 +47,27 @@ extension Array where Element == AdapterParameter {
         return table
     }
 }
+
+extension Array where Element == AdapterParameter {
+    /// The migration table of docs/migrate-<server>.md: each foreign parameter (and its other
+    /// names), then the Kiln options it writes (with their short names), or why it is refused.
+    public func markdownTable(foreign: String) -> String {
+        var rows = ["| \(foreign) | Kiln |", "| --- | --- |"]
+        for p in self {
+            let names = p.names.map { "`\($0)`" }.joined(separator: ", ")
+            let kiln: String
+            if let refusal = p.refusal {
+                kiln = "refused (400): \(refusal)"
+            } else if p.options.isEmpty {
+                kiln = "ignored: changes nothing in the image"
+            } else {
+                kiln = p.options.map { option in
+                    let short = OptionCatalog.declaration(named: option)?.aliases.first.map { " (`\($0):`)" } ?? ""
+                    return "`\(option)`" + short
+                }.joined(separator: ", ")
+            }
+            rows.append("| \(names) | \(kiln) |")
+        }
+        return rows.joined(separator: "\n")
+    }
+}

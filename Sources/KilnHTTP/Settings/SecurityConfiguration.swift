@@ -75,8 +75,6 @@ public struct SecurityConfiguration: ConfigSection, Equatable {
         ConfigField(Key.allowedOperations) { $0.allowedOperations = $1 },
     ]
 
-    /// Keys whose values are secrets (`kiln config dump` hides them).
-    public static let secretKeys: Set<String> = Set([Key.keys, Key.salts].filter(\.isSecret).map(\.key))
 
     public init() {}
 

@@ -173,7 +173,9 @@ public enum Base64URL {
         }
     }
 
-    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+    /// The bytes; `canonical: false` accepts nonzero bits below the last whole byte, as encoders
+    /// of source URLs (imgproxy's clients) may leave them.
+    public static func decode(_ text: some StringProtocol, canonical: Bool = true) -> [UInt8]? {
         var values: [UInt8] = []
         values.reserveCapacity(text.utf8.count)
         for c in text.utf8 {
@@ -198,8 +200,8 @@ public enum Base64URL {
             if n > 2 { out.append((v1 & 0x0f) << 4 | v2 >> 2) }
             if n > 3 { out.append((v2 & 0x03) << 6 | v3) }
             // Bits below the last whole byte must be zero (canonical spelling).
-            if n == 2, v1 & 0x0f != 0 { return nil }
-            if n == 3, v2 & 0x03 != 0 { return nil }
+            if canonical, n == 2, v1 & 0x0f != 0 { return nil }
+            if canonical, n == 3, v2 & 0x03 != 0 { return nil }
             i += 4
         }
         return out

@@ -3,15 +3,16 @@
 extension OptionCatalog {
     static let size: [OptionDeclaration] = [
         OptionDeclaration(
-            "resize", aliases: ["rs"], operation: "resize", changesSize: true, fuzz: ["fit", "fill", "force"],
+            "resize", aliases: ["rs"], operation: "resize", changesSize: true, fuzz: ["fit", "fill", "force", "auto"],
             usages: [.init("resize:<w>:<h>[:<mode>]",
-                           "resize into a `w`×`h` box. `fit` (default): keep the aspect ratio inside the box; `fill`: cover the box and crop at `g:` (the centre by default); `force`: exactly `w`×`h`, aspect ignored. `0` for either side means \"from the aspect ratio\"",
+                           "resize into a `w`×`h` box. `fit` (default): keep the aspect ratio inside the box; `fill`: cover the box and crop at `g:` (the centre by default); `force`: exactly `w`×`h`, aspect ignored; "
+                               + "`auto`: `fill` when the image and the box are both landscape (or square) or both portrait, else `fit` (imgproxy's `auto`). `0` for either side means \"from the aspect ratio\"",
                            ["/rs:300:200:fill/cat.jpg"])]
         ) { (a, b, c) throws(SpecError) in
             try a.arity(2...3)
             var mode = ResizeMode.fit
             if a.count == 3 {
-                guard let m = ResizeMode(rawValue: a[2]) else { throw a.invalid("mode must be fit, fill or force") }
+                guard let m = ResizeMode(rawValue: a[2]) else { throw a.invalid("mode must be fit, fill, force or auto") }
                 mode = m
             }
             b.setResize(width: try a.int(0, "width", c.dimensions), height: try a.int(1, "height", c.dimensions), mode: mode)

@@ -99,7 +99,7 @@ struct RequestBuilder {
             switch op {
             case .resize(var r):
                 r.enlarge = enlarge
-                if r.mode == .fill { r.gravity = gravity }
+                if r.mode == .fill || r.mode == .auto { r.gravity = gravity }
                 if i == resizeIndex, let autoWidth {
                     // Already in device pixels: not multiplied by the ratio again.
                     guard (1...maxDimension).contains(autoWidth) else {

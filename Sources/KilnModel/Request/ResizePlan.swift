@@ -28,12 +28,13 @@ public struct ResizePlan: Sendable, Hashable {
 
     /// Plans `options` for a source of `source` pixels (already oriented as displayed).
     /// `anchor` overrides the gravity's anchor (fractions of the free space; for `smart`).
-    public init(options: ResizeOptions, source: PixelSize, anchor: (x: Double, y: Double)? = nil) {
+    public init(options asked: ResizeOptions, source: PixelSize, anchor: (x: Double, y: Double)? = nil) {
+        let options = asked.resolved(for: source)
         let sw = Double(source.width), sh = Double(source.height)
         let tw = Double(options.width), th = Double(options.height)
         var scaleX: Double, scaleY: Double
         switch options.mode {
-        case .fit, .fill:
+        case .fit, .fill, .auto:
             let fx = options.width > 0 ? tw / sw : nil
             let fy = options.height > 0 ? th / sh : nil
             var s: Double

@@ -14,11 +14,12 @@ public enum VectorRaster {
             return PixelSize(width: clamp(w), height: clamp(h))
         }
         resize.enlarge = true
+        resize = resize.resolved(for: PixelSize(width: clamp(w), height: clamp(h)))
         var scaleX: Double, scaleY: Double
         let fx = resize.width > 0 ? Double(resize.width) / w : nil
         let fy = resize.height > 0 ? Double(resize.height) / h : nil
         switch resize.mode {
-        case .fit, .fill:
+        case .fit, .fill, .auto:
             let s: Double = switch (fx, fy) {
             case let (x?, y?): resize.mode == .fit ? min(x, y) : max(x, y)
             case let (x?, nil): x

@@ -74,7 +74,7 @@ public struct Setting<Value: Sendable>: Sendable {
         let parse = self.parse
         return SettingInfo(key: key, type: type, expected: expected, doc: doc,
                            defaultText: defaultText ?? format(defaultValue), defaultRaw: format(defaultValue),
-                           documentedDefault: defaultText == nil, flag: flag, tomlKinds: tomlKinds,
+                           documentedDefault: defaultText == nil, flag: flag, tomlKinds: tomlKinds, isSecret: isSecret,
                            isValid: { parse($0) != nil })
     }
 }
@@ -94,6 +94,8 @@ public struct SettingInfo: Sendable {
     public let documentedDefault: Bool
     public let flag: String?
     public let tomlKinds: [TOMLKind]
+    /// A key, salt or shared secret: `kiln config dump` and error messages hide its value.
+    public let isSecret: Bool
     public let isValid: @Sendable (String) -> Bool
 
     public var section: String { String(key.prefix { $0 != "." }) }

@@ -57,7 +57,7 @@ public struct Resize: ImageProcessing, Sendable, Hashable {
     /// For `fill` with gravity `smart`: the anchor of the most detailed window the fill keeps.
     /// Nil otherwise, or when the fill crops nothing.
     func smartAnchor(_ image: PixelBuffer, logicalSize: PixelSize) -> (x: Double, y: Double)? {
-        guard options.mode == .fill, options.gravity == .smart else { return nil }
+        guard options.resolved(for: logicalSize).mode == .fill, options.gravity == .smart else { return nil }
         let window = plan(for: image.size, logicalSize: logicalSize)
         guard window.sourceWidth < Double(image.width) - 0.5 || window.sourceHeight < Double(image.height) - 0.5 else {
             return nil

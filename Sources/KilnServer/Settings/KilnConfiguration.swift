@@ -57,6 +57,7 @@ public struct KilnConfiguration: Sendable, Equatable {
         security = try SecurityConfiguration(values)
         try security.resolve(origin: values.origin)
         adapters = try AdapterConfiguration(values)
+        try adapters.validate(origin: values.origin)
         output = try OutputConfiguration(values)
         presets = PresetConfiguration(values)
         watermarks = WatermarkConfiguration(values)

@@ -139,9 +139,6 @@ public struct ServerConfiguration: ConfigSection, Equatable {
         ConfigField(Key.lookupListen) { $0.lookupListen = $1 },
     ]
 
-    /// Keys whose values are secrets (`kiln config dump` hides them).
-    public static let secretKeys: Set<String> = Set([Key.peerSecret].filter(\.isSecret).map(\.key))
-
     /// The secret in force: `peer_secret`, or the contents of `peer_secret_file` (read now; a
     /// final newline is not part of it); empty: none. Refuses a secret in both places, and a file
     /// that cannot be read or does not hold a valid secret.

@@ -40,6 +40,9 @@ import Testing
         ("/insecure/t:10:ffffff:1:0/w:300/plain/cat.jpg", "/t:10:ffffff:1:0/rs:300:0:fit/cat.jpg"),
         ("/insecure/trim:5/plain/cat.jpg", "/t:5/cat.jpg"),
         ("/insecure/pd:10/plain/cat.jpg", "/pad:10:10:10:10/cat.jpg"),
+        ("/insecure/rs:fit:300:200:0:1/plain/cat.jpg", "/rs:300:200:fit/extend:300:200/cat.jpg"),
+        ("/insecure/ex:1:nowe/rs:fill:300:200/bg:fff/plain/cat.jpg", "/rs:300:200:fill/extend:300:200:nw/bg:ffffff/cat.jpg"),
+        ("/insecure/ex:1/plain/cat.jpg", "/cat.jpg"),
         ("/insecure/pd:10:20/bg:255:136:0/plain/cat.jpg", "/pad:10:20:10:20/bg:ff8800/cat.jpg"),
         ("/insecure/padding:1:2:3/bg:f80/plain/cat.jpg", "/pad:1:2:3:2/bg:ff8800/cat.jpg"),
         ("/insecure/rot:90/fl:1:0/plain/cat.jpg", "/rot:90/flip:h/cat.jpg"),
@@ -115,8 +118,8 @@ import Testing
 
     /// (URL, words the 400's message must hold).
     static let refused: [(String, [String])] = [
-        ("/insecure/ex:1/w:300/plain/cat.jpg", ["'ex'", "pads by amounts"]),
-        ("/insecure/rs:fit:300:200:0:1/plain/cat.jpg", ["extend"]),
+        ("/insecure/exar:1/w:300/plain/cat.jpg", ["'exar'", "aspect ratio"]),
+        ("/insecure/ex:1:sm/w:300/plain/cat.jpg", ["extend gravity"]),
         ("/insecure/rs:fill-down:300:200/plain/cat.jpg", ["fill-down"]),
         ("/insecure/mw:300/plain/cat.jpg", ["'mw'"]),
         ("/insecure/pix:5/plain/cat.jpg", ["'pix'", "pixelate"]),

@@ -106,6 +106,19 @@ import Testing
         #expect(padded.pixel(x: 1, y: 1) == [1, 2, 3, 40])
     }
 
+    /// `extend` pads what each side lacks at the gravity; a side already long enough is kept.
+    @Test func extendGrowsTheCanvasAtTheGravity() throws {
+        let ctx = PixelStats.context(Self.grid)
+        let centred = try Extend(ExtendOptions(width: 9, height: 7)).process(Self.grid, context: ctx)
+        #expect(centred.size == PixelSize(width: 9, height: 7) && centred.channels == 4)
+        #expect(centred.pixel(x: 0, y: 0) == [0, 0, 0, 0] && centred.pixel(x: 1, y: 1) == [0, 0, 7, 255])
+        let bg = RGBColor(red: 255, green: 136, blue: 0)
+        let corner = try Extend(ExtendOptions(width: 10, height: 0, gravity: .southEast, background: bg)).process(Self.grid, context: ctx)
+        #expect(corner.size == PixelSize(width: 10, height: 4) && corner.channels == 3)
+        #expect(corner.pixel(x: 3, y: 0) == [255, 136, 0] && corner.pixel(x: 4, y: 0) == [0, 0, 7])
+        #expect(try Extend(ExtendOptions(width: 2, height: 2)).process(Self.grid, context: ctx).size == Self.grid.size)
+    }
+
     @Test func padOverTheOutputLimitIsRefused() {
         #expect {
             try Pad(Padding(top: 100, right: 100, bottom: 100, left: 100))

@@ -30,6 +30,7 @@ import Testing
             .pad(Padding(top: 1, right: 2, bottom: 3, left: 4)), .circle(background: nil), .circle(background: .white),
             .rounded(radius: 4), .blur(sigma: 1.5), .sharpen(sigma: 1), .grayscale, .sepia, .tint(.black),
             .brightness(10), .contrast(-10), .saturation(20), .rotate(degrees: 90), .flip(.both),
+            .extend(ExtendOptions(width: 30, height: 30)), .extend(ExtendOptions(width: 0, height: 40, gravity: .south, background: .white)),
             .trim(TrimOptions(threshold: 10)), .trim(TrimOptions(threshold: 0, color: .white, equalHorizontal: true, equalVertical: true)),
         ]
         let image = PixelStats.photoLike(width: 24, height: 16)
@@ -52,6 +53,8 @@ extension ProcessorFactoryTests {
             .pad(Padding(top: 1, right: 1, bottom: 1, left: 1, background: .white)),
             .pad(Padding(top: 1, right: 1, bottom: 1, left: 1, background: .black)),
             .circle(background: nil), .circle(background: .white), .tint(.white), .tint(.black),
+            .extend(ExtendOptions(width: 9, height: 9)), .extend(ExtendOptions(width: 9, height: 9, background: .white)),
+            .extend(ExtendOptions(width: 9, height: 9, gravity: .north)),
         ]
         let identifiers = ops.map { ProcessorFactory.processor(for: $0).identifier }
         #expect(Set(identifiers).count == ops.count)

@@ -27,8 +27,8 @@ public struct ImgproxyAdapter: URLAdapter {
     /// imgproxy's options and the Kiln options each becomes (`AdapterParameter`): the first name
     /// is imgproxy's long one, the aliases its short ones.
     public static let parameters: [AdapterParameter] = [
-        .init("resize", aliases: ["rs"], options: ["resize", "enlarge"]),
-        .init("size", aliases: ["s"], options: ["resize", "enlarge"]),
+        .init("resize", aliases: ["rs"], options: ["resize", "enlarge", "extend"]),
+        .init("size", aliases: ["s"], options: ["resize", "enlarge", "extend"]),
         .init("resizing_type", aliases: ["rt"], options: ["resize"]),
         .init("width", aliases: ["w"], options: ["resize"]),
         .init("height", aliases: ["h"], options: ["resize"]),
@@ -58,8 +58,8 @@ public struct ImgproxyAdapter: URLAdapter {
         .init("preset", aliases: ["pr"], options: ["preset"]),
         .init("format", aliases: ["f", "ext"], options: ["format"]),
         .init("page", aliases: ["pg"], options: ["page"]),
-        .init("extend", aliases: ["ex"], refused: "Kiln pads by amounts (padding), not up to a box whose gap depends on the source's size"),
-        .init("extend_aspect_ratio", aliases: ["exar", "extend_ar"], refused: "Kiln pads by amounts, not to an aspect ratio"),
+        .init("extend", aliases: ["ex"], options: ["extend"]),
+        .init("extend_aspect_ratio", aliases: ["exar", "extend_ar"], refused: "Kiln extends to a box (extend), not to an aspect ratio"),
         .init("min-width", aliases: ["mw"], refused: "Kiln's sizes are boxes; a minimum side would need the source's size in the URL's meaning"),
         .init("min-height", aliases: ["mh"], refused: "Kiln's sizes are boxes; a minimum side would need the source's size in the URL's meaning"),
         .init("zoom", aliases: ["z"], refused: "write the zoomed size with rs: or w:/h: and dpr:"),

@@ -11,6 +11,8 @@ struct ImgproxyOptions {
     var resizingType = "fit"
     var width = 0, height = 0
     var enlarge = false
+    var extend = false
+    var extendGravity = "center"
     var gravity: String?
     var crop: String?
     var trim: String?
@@ -40,6 +42,14 @@ struct ImgproxyOptions {
         case "width": width = try int(arg(0) ?? "0", "width", 0...65_535)
         case "height": height = try int(arg(0) ?? "0", "height", 0...65_535)
         case "enlarge": enlarge = try bool(arg(0), "enlarge")
+        case "extend":
+            extend = try bool(arg(0), "extend")
+            if let g = arg(1) {
+                guard let compass = ImgproxyOptions.compass[g], a.dropFirst(2).allSatisfy({ $0.isEmpty || Double($0) == 0 }) else {
+                    throw AdapterError(adapter, "extend gravity '\(g.prefix(20))' not supported: no, so, ea, we, noea, nowe, soea, sowe or ce without offsets")
+                }
+                extendGravity = compass
+            }
         case "dpr": request["dpr"] = try AdaptedSource.decimal(arg(0) ?? "", "dpr", 1...4, adapter: adapter)
         case "gravity": gravity = try readGravity(a)
         case "crop":
@@ -117,6 +127,7 @@ struct ImgproxyOptions {
         if width > 0 || height > 0 {
             out.append("rs:\(width):\(height):\(resizingType)")
             if enlarge { out.append("el:1") }
+            if extend { out.append("extend:\(width):\(height):\(extendGravity)") }
         }
         if let gravity { out.append("g:\(gravity)") }
         if let v = request["bl"] { out.append("bl:\(v)") }
@@ -153,9 +164,7 @@ struct ImgproxyOptions {
         if a.count > 0, !a[0].isEmpty { width = try int(a[0], "width", 0...65_535) }
         if a.count > 1, !a[1].isEmpty { height = try int(a[1], "height", 0...65_535) }
         if a.count > 2, !a[2].isEmpty { enlarge = try bool(a[2], "enlarge") }
-        if a.count > 3, !a[3].isEmpty, try bool(a[3], "extend") {
-            throw AdapterError(adapter, "not supported: 'extend' (\(ImgproxyAdapter.refused["extend"]!))")
-        }
+        if a.count > 3, !a[3].isEmpty { extend = try bool(a[3], "extend") }
     }
 
     /// imgproxy's compass names as Kiln's.

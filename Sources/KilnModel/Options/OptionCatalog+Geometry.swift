@@ -52,6 +52,22 @@ extension OptionCatalog {
             b.append(.pad(Padding(top: t, right: r, bottom: bo, left: l)))
         },
         OptionDeclaration(
+            "extend", aliases: ["ex"], operation: "pad", table: .processors, changesSize: true, work: 1,
+            usages: [.init("extend:<w>:<h>[:<gravity>]",
+                           "grow the canvas to at least `w`×`h` (`0`: that side as it is), the image at the gravity (a compass point or `fp:<x>:<y>`, default centre), "
+                               + "the new pixels `bg:` or transparent; after `rs:` it makes every answer exactly the box (imgproxy's `extend`)",
+                           ["/rs:300:300/extend:300:300/bg:ffffff/f:jpeg/cat.jpg"])]
+        ) { (a, b, c) throws(SpecError) in
+            try a.arity(2...5)
+            let w = try a.int(0, "width", c.dimensions), h = try a.int(1, "height", c.dimensions)
+            var gravity = Gravity.center
+            if a.count > 2 {
+                guard let g = Gravity.parse(a.args[2...]), g != .smart else { throw a.invalid("gravity must be a compass point or fp:<x>:<y>") }
+                gravity = g
+            }
+            b.append(.extend(ExtendOptions(width: w, height: h, gravity: gravity)))
+        },
+        OptionDeclaration(
             "circle", operation: "circle", table: .processors, changesSize: true, work: 2,
             usages: [.init("circle[:<hex>]",
                            "crop the centred square and keep a disc with antialiased edges; outside is transparent (PNG, WebP) or the colour given, or `bg:` for JPEG",

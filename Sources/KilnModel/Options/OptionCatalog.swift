@@ -74,6 +74,7 @@ extension Operation {
         case .resize: "resize"
         case .crop: "crop"
         case .pad: "pad"
+        case .extend: "extend"
         case .circle: "circle"
         case .rounded: "rounded"
         case .blur: "blur"

@@ -12,6 +12,9 @@ public enum Operation: Sendable, Hashable {
     case crop(CropOptions)
     /// `pad:<t>:<r>:<b>:<l>` (or one or two values, as in CSS); filled with `bg:` or transparent.
     case pad(Padding)
+    /// `extend:<w>:<h>[:<gravity>]` (`ex`): grows the canvas to at least `w`×`h` (0: that side
+    /// as it is), the image placed at the gravity (default centre); filled with `bg:` or transparent.
+    case extend(ExtendOptions)
     /// `circle[:<bg>]`: crops to the centred square and keeps an antialiased disc; outside it is
     /// transparent, or `bg` when given.
     case circle(background: RGBColor?)
@@ -50,6 +53,7 @@ public enum Operation: Sendable, Hashable {
     public var identifier: String {
         switch self {
         case .pad(let p): canonical + (p.background.map { ":bg:\($0)" } ?? "")
+        case .extend(let e): canonical + (e.background.map { ":bg:\($0)" } ?? "")
         default: canonical
         }
     }
@@ -63,6 +67,7 @@ public enum Operation: Sendable, Hashable {
         case .resize(let r): r.canonical
         case .crop(let c): c.canonical
         case .pad(let p): "pad:\(p.top):\(p.right):\(p.bottom):\(p.left)"
+        case .extend(let e): "extend:\(e.width):\(e.height):\(e.gravity.canonical)"
         case .circle(let bg): bg.map { "circle:\($0)" } ?? "circle"
         case .rounded(let radius): "rounded:\(radius)"
         case .blur(let sigma): "blur:\(Gravity.format(sigma))"
@@ -132,6 +137,31 @@ public struct Padding: Sendable, Hashable {
         self.bottom = bottom
         self.left = left
         self.background = background
+    }
+}
+
+/// A canvas to grow to (`extend:<w>:<h>[:<gravity>]`): each side at least that long (0 leaves
+/// it), the image at the gravity's anchor, the new pixels `bg:` or transparent.
+public struct ExtendOptions: Sendable, Hashable {
+    public var width: Int
+    public var height: Int
+    public var gravity: Gravity
+    /// The fill colour (the request's `bg:`); nil extends with transparent pixels.
+    public var background: RGBColor?
+
+    public init(width: Int, height: Int, gravity: Gravity = .center, background: RGBColor? = nil) {
+        self.width = width
+        self.height = height
+        self.gravity = gravity
+        self.background = background
+    }
+
+    /// The padding that grows an image of `size` to the canvas.
+    public func padding(for size: PixelSize) -> Padding {
+        let dw = max(0, width - size.width), dh = max(0, height - size.height)
+        let anchor = gravity.anchor ?? (0.5, 0.5)
+        let left = Int((Double(dw) * anchor.x).rounded(.down)), top = Int((Double(dh) * anchor.y).rounded(.down))
+        return Padding(top: top, right: dw - left, bottom: dh - top, left: left, background: background)
     }
 }
 

@@ -118,6 +118,11 @@ struct RequestBuilder {
                 p = Padding(top: try scale(p.top), right: try scale(p.right), bottom: try scale(p.bottom),
                             left: try scale(p.left), background: output.background)
                 ops.append(.pad(p))
+            case .extend(var e):
+                e.width = try scale(e.width)
+                e.height = try scale(e.height)
+                e.background = output.background
+                ops.append(.extend(e))
             case .rounded(let radius):
                 ops.append(.rounded(radius: max(1, try scale(radius))))
             default:

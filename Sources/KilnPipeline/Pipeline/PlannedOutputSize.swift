@@ -35,6 +35,8 @@ extension ImageRequest {
             let (w, o1) = input.width.addingReportingOverflow(p.left &+ p.right)
             let (h, o2) = input.height.addingReportingOverflow(p.top &+ p.bottom)
             return o1 || o2 ? nil : PixelSize(width: w, height: h)
+        case .extend(let e):
+            return PixelSize(width: max(input.width, e.width), height: max(input.height, e.height))
         case .circle:
             let side = min(input.width, input.height)
             return PixelSize(width: side, height: side)

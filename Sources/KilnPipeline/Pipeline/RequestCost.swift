@@ -115,7 +115,7 @@ public struct RequestCost: Sendable, Equatable {
                     resample = Double(macs) / 20e6 + megapixels(drawn)
                 }
                 cost.add(name, bytes + outBytes + scaled, 3 * outMP + resample)
-            case .crop, .pad, .circle, .rounded, .grayscale, .sepia, .tint, .brightness, .contrast, .saturation,
+            case .crop, .pad, .extend, .circle, .rounded, .grayscale, .sepia, .tint, .brightness, .contrast, .saturation,
                  .rotate, .flip, .custom:
                 // One pass over input and output: the option's declared weight (`OptionDeclaration.work`;
                 // a custom processor counts as one simple pass).
@@ -183,7 +183,7 @@ public struct RequestCost: Sendable, Equatable {
     static func outputShape(of operation: Operation, input: PixelSize, logicalOut: PixelSize,
                             channels: Int) -> (PixelSize, Int) {
         switch operation {
-        case .resize, .crop, .pad, .circle:
+        case .resize, .crop, .pad, .extend, .circle:
             let c = channels == 4 ? 4 : (operation.addsAlpha ? 4 : 3)
             return (logicalOut, c)
         case .rotate(let degrees):
@@ -240,6 +240,7 @@ extension Operation {
     var addsAlpha: Bool {
         switch self {
         case .pad(let p): p.background == nil
+        case .extend(let e): e.background == nil
         case .circle(let bg): bg == nil
         case .rounded: true
         case .trim, .resize, .crop, .blur, .sharpen, .grayscale, .sepia, .tint, .brightness, .contrast, .saturation,

@@ -23,6 +23,7 @@ public struct ProcessorFactory: Sendable {
         case .resize(let options): Resize(options)
         case .crop(let options): Crop(options)
         case .pad(let padding): Pad(padding)
+        case .extend(let options): Extend(options)
         case .circle(let background): Circle(background: background)
         case .rounded(let radius): RoundedCorners(radius: radius)
         case .blur(let sigma): GaussianBlur(sigma: sigma)

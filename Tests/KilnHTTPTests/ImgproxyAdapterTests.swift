@@ -142,20 +142,7 @@ import Testing
     ]
 
     @Test func untranslatableURLsAreOneLine400s() {
-        let gate = gate()
-        for (url, words) in Self.refused {
-            do {
-                let r = try gate.imageRequest(for: request(url))
-                Issue.record("\(url) gave \(r.canonical)")
-            } catch let error as AdapterError {
-                let mapped = ErrorMapping.map(error)
-                #expect(mapped.status == 400, "\(url)")
-                #expect(!mapped.message.contains("\n"))
-                for word in words { #expect(mapped.message.contains(word), "\(url): \(mapped.message)") }
-            } catch {
-                Issue.record("\(url): \(error)")
-            }
-        }
+        URLAdapterTests.expectOneLine400s(gate(), Self.refused)
     }
 
     /// `wm` without `adapters.imgproxy_watermark` is refused, saying which setting.

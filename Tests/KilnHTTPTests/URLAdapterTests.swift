@@ -122,10 +122,14 @@ import Testing
     ]
 
     @Test func untranslatableURLsAreOneLine400s() {
-        let gate = gate()
-        for (url, words) in Self.refused {
+        Self.expectOneLine400s(gate(), Self.refused)
+    }
+
+    /// Each URL is refused by `gate` with a one-line 400 whose message holds the words.
+    static func expectOneLine400s(_ gate: RequestGate, _ refused: [(String, [String])]) {
+        for (url, words) in refused {
             do {
-                let r = try gate.imageRequest(for: request(url))
+                let r = try gate.imageRequest(for: HTTPRequest(fastCGIParams: ["REQUEST_URI": url]))
                 Issue.record("\(url) gave \(r.canonical)")
             } catch let error as AdapterError {
                 let mapped = ErrorMapping.map(error)

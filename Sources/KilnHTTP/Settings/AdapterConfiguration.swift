@@ -8,6 +8,7 @@ public struct AdapterConfiguration: ConfigSection, Equatable {
     public var cloudflare = Key.cloudflare.defaultValue
     public var imgix = Key.imgix.defaultValue
     public var allowUnsigned = Key.allowUnsigned.defaultValue
+    public var imgixToken = Key.imgixToken.defaultValue
 
     public enum Key {
         public static let nextjs = Setting.bool(
@@ -19,6 +20,11 @@ public struct AdapterConfiguration: ConfigSection, Equatable {
         public static let imgix = Setting.bool(
             "adapters.imgix", default: false,
             doc: "read a query string on a plain source path as imgix parameters (`/photos/cat.jpg?w=300&fit=crop`); off: query strings are ignored")
+        public static let imgixToken = Setting.text(
+            "adapters.imgix_token", default: "",
+            doc: "imgix's secure URL token: an imgix URL's `s=` (the MD5 of the token, the path and the query) is checked with it, "
+                + "a valid one is admitted as a signed URL, a wrong one is a 403, a URL without `s=` is refused unless "
+                + "`adapters.allow_unsigned`; empty: `s=` is a 400").secret()
         public static let allowUnsigned = Setting.bool(
             "adapters.allow_unsigned", default: false,
             doc: "accept adapted URLs (which carry no signature) while URLs must be signed (`security.keys`); "
@@ -29,6 +35,7 @@ public struct AdapterConfiguration: ConfigSection, Equatable {
         ConfigField(Key.nextjs) { $0.nextjs = $1 },
         ConfigField(Key.cloudflare) { $0.cloudflare = $1 },
         ConfigField(Key.imgix) { $0.imgix = $1 },
+        ConfigField(Key.imgixToken) { $0.imgixToken = $1 },
         ConfigField(Key.allowUnsigned) { $0.allowUnsigned = $1 },
     ]
 
@@ -40,7 +47,7 @@ public struct AdapterConfiguration: ConfigSection, Equatable {
         var list: [any URLAdapter] = []
         if nextjs { list.append(NextImageAdapter(origins: origins)) }
         if cloudflare { list.append(CloudflareAdapter(origins: origins)) }
-        if imgix { list.append(ImgixAdapter()) }
+        if imgix { list.append(ImgixAdapter(token: imgixToken)) }
         return URLAdapters(adapters: list, allowUnsigned: allowUnsigned)
     }
 }

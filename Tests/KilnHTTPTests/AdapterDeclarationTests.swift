@@ -53,12 +53,23 @@ import Testing
     }
 
     @Test func refusalsSayWhy() throws {
-        #expect(throws: AdapterError.self) { try CloudflareAdapter().adapt(path: "/cdn-cgi/image/trim=10;0;10;0/cat.jpg", query: nil) }
+        #expect(throws: AdapterError.self) { try ImgixAdapter().adapt(path: "/cat.jpg", query: "mark=http%3A%2F%2Fx%2Fl.png") }
         do {
-            _ = try CloudflareAdapter().adapt(path: "/cdn-cgi/image/trim=10;0;10;0/cat.jpg", query: nil)
+            _ = try ImgixAdapter().adapt(path: "/cat.jpg", query: "mark=http%3A%2F%2Fx%2Fl.png")
         } catch {
-            #expect(error.message.contains("uniform borders"), "\(error.message)")
-            #expect(!error.message.contains("no trim"))
+            #expect(error.message.contains("Kiln draws only configured watermarks"), "\(error.message)")
+            #expect(!error.isBadSignature)
+        }
+    }
+
+    /// Every parameter an adapter translates writes at least one option, and refuses nothing
+    /// (imgix's `s` and `ixlib` and Cloudflare's `onerror` write none: they change no pixel).
+    @Test func translatedParametersWriteOptions() {
+        let silent: Set<String> = ["ixlib", "s", "onerror"]
+        for (adapter, _, parameters) in Self.tables {
+            for p in parameters where p.refusal == nil && !silent.contains(p.name) {
+                #expect(!p.options.isEmpty, "\(adapter) \(p.name) writes no option")
+            }
         }
     }
 

@@ -66,11 +66,19 @@ import KilnModel
         ("/crop:300:50:9900:90/a.png", 10_000, 100, 100, 10),
         ("/rot:90/circle/rounded:4/bl:2/a.png", 20_000, 100, 100, 100),
         ("/rot:270/gs/a.png", 20_000, 100, 100, 20_000),
+        ("/cut:10:20:30:40/a.png", 1_000, 500, 940, 460),
+        ("/cut:10:0:0:40:100:5000/w:50/a.png", 1_000, 500, 50, 245),
     ])
     func plannedSizeFollowsEveryStep(spec: String, w: Int, h: Int, ow: Int, oh: Int) throws {
         let request = try SpecParser().parse(spec, isDecoded: true)
         let planned = request.plannedOutputSize(source: PixelSize(width: w, height: h))
         #expect(planned == PixelSize(width: ow, height: oh))
+    }
+
+    @Test func aCutThatLeavesNothingHasNoPlan() throws {
+        let request = try SpecParser().parse("/cut:0:600:0:400/a.png", isDecoded: true)
+        #expect(request.plannedOutputSize(source: PixelSize(width: 1_000, height: 100)) == nil)
+        #expect(request.plannedOutputSize(source: PixelSize(width: 1_001, height: 100)) == PixelSize(width: 1, height: 100))
     }
 
     @Test func aCropCornerOutsideTheImageHasNoPlan() throws {

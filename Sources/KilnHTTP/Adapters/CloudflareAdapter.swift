@@ -18,10 +18,12 @@
 /// | `rotate` (0, 90, 180, 270) | `rot:` |
 /// | `flip` (`h`, `v`, `hv`) | `flip:` |
 /// | `metadata=keep` / `copyright` / `none` | `strip:0` / `strip:copyright` / `strip:1` |
+/// | `trim=t;r;b;l`, `trim.top`/`right`/`bottom`/`left`/`width`/`height` | `cut:<t>:<r>:<b>:<l>[:<w>:<h>]`, before the resize |
+/// | `anim=false` / `true` | `frame:0` (the first frame, a still) / nothing |
+/// | `onerror=redirect` | a failed render answers `302` to the source (`AdaptedURL.onErrorRedirect`) |
 ///
-/// Not supported (400 naming them): `fit=pad`, `trim` (pixel counts; Kiln's `t:` trims by colour),
-/// `gravity=face`, CSS
-/// colour names and functions, and every other option (`anim`, `onerror`, `brightness`, …).
+/// Not supported (400 naming them): `fit=pad`, `gravity=face`, CSS
+/// colour names and functions, and every other option (`brightness`, `contrast`, …).
 public struct CloudflareAdapter: URLAdapter {
     public static let prefix = "/cdn-cgi/image/"
     public let name = "cloudflare"
@@ -46,8 +48,16 @@ public struct CloudflareAdapter: URLAdapter {
         .init("rotate", options: ["rotate"]),
         .init("flip", options: ["flip"]),
         .init("metadata", options: ["strip"]),
-        .init("trim", refused: "Cloudflare's trim cuts fixed pixel counts; Kiln's trim (t:) cuts uniform borders by colour, "
-                + "on native URLs"),
+        .init("anim", options: ["frame"]),
+        // Changes no option: where the client is sent when the render fails (`AdaptedURL.onErrorRedirect`).
+        .init("onerror"),
+        .init("trim", options: ["cut"]),
+        .init("trim.top", options: ["cut"]),
+        .init("trim.right", options: ["cut"]),
+        .init("trim.bottom", options: ["cut"]),
+        .init("trim.left", options: ["cut"]),
+        .init("trim.width", options: ["cut"]),
+        .init("trim.height", options: ["cut"]),
     ]
 
     static let aliases = parameters.aliasTable
@@ -74,7 +84,9 @@ public struct CloudflareAdapter: URLAdapter {
         guard unknown.isEmpty else { throw AdapterError.unsupported(name, unknown) }
         guard !p.isEmpty else { throw AdapterError(name, "at least one option is needed") }
 
-        var options = try sizeOptions(p)
+        // Before the resize: Cloudflare trims the source's pixels.
+        var options = try trimOptions(p)
+        options += try sizeOptions(p)
         if let g = p["gravity"] { options.append("g:\(try gravity(g))") }
         if let q = p["quality"] { options.append("q:\(try AdaptedSource.integer(q, "quality", 1...100, adapter: name))") }
         if let f = p["format"] {
@@ -112,11 +124,64 @@ public struct CloudflareAdapter: URLAdapter {
             default: throw AdapterError(name, "metadata=\(m.prefix(20)) must be keep, copyright or none")
             }
         }
+        if let a = p["anim"] {
+            switch a {
+            case "false": options.append("frame:0")
+            case "true": break
+            default: throw AdapterError(name, "anim=\(a.prefix(20)) must be true or false")
+            }
+        }
         let rawSource = rest[rest.index(after: slash)...]
         let lower = rawSource.prefix(8).lowercased()
         let reference = lower.hasPrefix("http:") || lower.hasPrefix("https:") ? String(rawSource) : "/" + rawSource
         let source = try AdaptedSource.resolve(reference, origins: origins, adapter: name, what: "source")
-        return AdaptedURL(adapter: name, options: options, sourcePath: source)
+        var redirect: String?
+        if let e = p["onerror"] {
+            guard e == "redirect" else { throw AdapterError(name, "onerror=\(e.prefix(20)) must be redirect") }
+            redirect = CloudflareAdapter.location(reference)
+        }
+        return AdaptedURL(adapter: name, options: options, sourcePath: source, onErrorRedirect: redirect)
+    }
+
+    /// The source as the URL wrote it, for `Location:`: every byte outside printable ASCII (none
+    /// reaches here from a well-formed request target, but a header must never carry one) escaped.
+    static func location(_ reference: String) -> String {
+        var out = ""
+        for byte in reference.utf8 {
+            if byte > 0x20 && byte < 0x7F {
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = String(byte, radix: 16, uppercase: true)
+                out += "%" + (byte < 16 ? "0" + hex : hex)
+            }
+        }
+        return out
+    }
+
+    /// `trim=<top>;<right>;<bottom>;<left>` or `trim.top`, `trim.right`, `trim.bottom`,
+    /// `trim.left`, `trim.width`, `trim.height` (source pixels, cut before resizing) as Kiln's
+    /// `cut:`; `trim.width`/`trim.height` keep that much from the left/top cut, so they replace
+    /// `trim.right`/`trim.bottom`. Nothing cut: no option.
+    func trimOptions(_ p: [String: String]) throws(AdapterError) -> [String] {
+        let sides = ["trim.top", "trim.right", "trim.bottom", "trim.left", "trim.width", "trim.height"]
+        func pixels(_ v: String, _ n: String) throws(AdapterError) -> Int { try AdaptedSource.integer(v, n, 0...65_535, adapter: name) }
+        var v = [0, 0, 0, 0, 0, 0]
+        if let trim = p["trim"] {
+            guard sides.allSatisfy({ p[$0] == nil }) else { throw AdapterError(name, "trim and trim.<side> together: give one form") }
+            let parts = trim.split(separator: ";", omittingEmptySubsequences: false)
+            guard parts.count == 4 else {
+                throw AdapterError(name, "trim=\(trim.prefix(30)) must be <top>;<right>;<bottom>;<left> in pixels")
+            }
+            for i in 0..<4 { v[i] = try pixels(String(parts[i]), "trim") }
+        } else {
+            for (i, side) in sides.enumerated() { if let s = p[side] { v[i] = try pixels(s, side) } }
+            if p["trim.width"] != nil, p["trim.right"] != nil { throw AdapterError(name, "trim.width and trim.right together: give one") }
+            if p["trim.height"] != nil, p["trim.bottom"] != nil { throw AdapterError(name, "trim.height and trim.bottom together: give one") }
+            if p["trim.width"] == "0" || p["trim.height"] == "0" { throw AdapterError(name, "trim.width and trim.height must be at least 1") }
+        }
+        guard v.contains(where: { $0 != 0 }) else { return [] }
+        let edges = v[0..<4].map(String.init).joined(separator: ":")
+        return ["cut:" + edges + (v[4] == 0 && v[5] == 0 ? "" : ":\(v[4]):\(v[5])")]
     }
 
     /// `width`, `height` and `fit` as one resize.

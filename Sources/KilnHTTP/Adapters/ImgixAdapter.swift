@@ -13,22 +13,32 @@ import KilnModel
 /// | `fit=crop` / `min` | `fill` + `el:1` / `fill` |
 /// | `fit=scale` | `force` + `el:1` |
 /// | `crop=top,left,…` / `entropy` / `edges` | `g:north`, `g:nw`, … / `g:smart` |
+/// | `crop=focalpoint` with `fp-x`, `fp-y` (0–1, default 0.5) | `g:fp:<x>:<y>` |
 /// | `fm` = `jpg`, `pjpg`, `png`, `webp`, `avif`, `json`, `blurhash` | `f:jpeg`, `f:jpeg` + `pg:1`, `f:png`, … |
-/// | `auto=format` | `f:auto` |
+/// | `auto=format` / `compress` / `format,compress` | `f:auto` / `q:45` unless `q` / both |
 /// | `q` (1–100) | `q:` |
 /// | `dpr` (1–4) | `dpr:` |
+/// | `ch` (`Width`, `DPR`, `Save-Data`) | `ch:1`, and `w:auto` for `Width` without `w` |
 /// | `bg` (`rgb`, `rrggbb`, opaque `argb`/`aarrggbb`) | `bg:` |
 /// | `blur` (0–2000) | `bl:<blur ÷ 10>` |
 /// | `flip` (`h`, `v`, `hv`) | `flip:` |
 /// | `rot` (0, 90, 180, 270) | `rot:` |
 /// | `chromasub` (420, 422, 444) | `ss:` |
+/// | `trim=auto` (`trim-md`, default 11) / `trim=color` (`trim-color`, `trim-tol`) | `t:<md>` / `t:<tol>:<hex>` |
+/// | `mark` (a `[watermarks]` name), `mark-alpha`, `mark-align`, `mark-pad`, `mark-w` | `wm:<name>:<opacity>:<position>:<x>:<y>:<scale>` |
+/// | `s` (with `adapters.imgix_token`) | the URL is signed (`ImgixSignature`) |
 /// | `ixlib` | nothing (the client library's version; changes no pixel) |
 ///
-/// Everything else is a 400 naming it (`auto=compress`, `crop=faces`, `fit=facearea`, `s` …).
+/// Everything else is a 400 naming it (`auto=enhance`, `crop=faces`, `fit=facearea`, a `mark` URL …).
 public struct ImgixAdapter: URLAdapter {
     public let name = "imgix"
 
-    public init() {}
+    /// imgix's secure URL token (`adapters.imgix_token`); empty: `s=` is refused.
+    public var token: String
+
+    public init(token: String = "") {
+        self.token = token
+    }
 
     /// imgix's parameters and the Kiln options each becomes (`AdapterParameter`).
     public static let parameters: [AdapterParameter] = [
@@ -36,17 +46,30 @@ public struct ImgixAdapter: URLAdapter {
         .init("h", options: ["height", "resize", "enlarge"]),
         .init("fit", options: ["resize", "enlarge"]),
         .init("crop", options: ["gravity"]),
+        .init("fp-x", options: ["gravity"]),
+        .init("fp-y", options: ["gravity"]),
         .init("fm", options: ["format", "progressive"]),
-        .init("auto", options: ["format"]),
+        .init("auto", options: ["format", "quality"]),
         .init("q", options: ["quality"]),
         .init("dpr", options: ["dpr"]),
+        .init("ch", options: ["clienthints", "width", "resize", "enlarge"]),
         .init("bg", options: ["background"]),
         .init("blur", options: ["blur"]),
         .init("flip", options: ["flip"]),
         .init("rot", options: ["rotate"]),
         .init("chromasub", options: ["subsampling"]),
+        .init("trim", options: ["trim"]),
+        .init("trim-md", options: ["trim"]),
+        .init("trim-color", options: ["trim"]),
+        .init("trim-tol", options: ["trim"]),
+        .init("mark", options: ["watermark"]),
+        .init("mark-alpha", options: ["watermark"]),
+        .init("mark-align", options: ["watermark"]),
+        .init("mark-pad", options: ["watermark"]),
+        .init("mark-w", options: ["watermark"]),
         .init("ixlib"),
-        .init("s", refused: "imgix's signatures are not checked by Kiln; sign Kiln's own URLs (docs/security.md)"),
+        // The signature: checked (`ImgixSignature`), then no option.
+        .init("s"),
     ]
 
     static let known = parameters.accepted
@@ -59,6 +82,8 @@ public struct ImgixAdapter: URLAdapter {
         guard let query, !query.isEmpty else { return nil }
         let p = try QueryParameters(query, adapter: name)
         guard p.names.contains(where: { ImgixAdapter.declared.contains($0) }) else { return nil }
+        // First: a tampered URL is a 403 whatever else is wrong with it, and renders nothing.
+        let signing = try ImgixSignature(token: token).check(path: path, rawQuery: query, adapter: name)
         if let first = p.names.first(where: { ImgixAdapter.refused[$0] != nil }) {
             throw AdapterError(name, "not supported: '\(first)' (\(ImgixAdapter.refused[first]!))")
         }
@@ -66,16 +91,8 @@ public struct ImgixAdapter: URLAdapter {
         guard unknown.isEmpty else { throw AdapterError.unsupported(name, unknown) }
 
         var options = try sizeOptions(p)
-        if let crop = p["crop"] { options.append("g:\(try gravity(crop))") }
-        if let auto = p["auto"] {
-            guard auto == "format" else {
-                throw AdapterError(name, "auto=\(auto.prefix(30)) not supported: only auto=format (Kiln's f:auto); set q for compression")
-            }
-            guard p["fm"] == nil else {
-                throw AdapterError(name, "auto=format and fm together: Kiln's f:auto falls back to the source's format; drop fm")
-            }
-            options.append("f:auto")
-        }
+        options += try gravityOptions(p)
+        options += try autoOptions(p)
         if let fm = p["fm"] {
             switch fm {
             case "jpg", "jpeg": options.append("f:jpeg")
@@ -105,8 +122,11 @@ public struct ImgixAdapter: URLAdapter {
             }
             options.append("rot:\(r)")
         }
+        options += try clientHintOptions(p)
+        options += try trimOptions(p)
+        options += try watermarkOptions(p)
         let source = try AdaptedSource.decodedPath(Substring(path), adapter: name, what: "path", shown: String(path.prefix(100)))
-        return AdaptedURL(adapter: name, options: options, sourcePath: source)
+        return AdaptedURL(adapter: name, options: options, sourcePath: source, signing: signing)
     }
 
     /// `w`, `h` and `fit` as one resize.
@@ -122,6 +142,11 @@ public struct ImgixAdapter: URLAdapter {
         case "scale": (mode, enlarge) = ("force", true)
         case let other: throw AdapterError(name, "fit=\(other.prefix(20)) not supported (clip, max, crop, min or scale)")
         }
+        if w == nil, ImgixAdapter.hints(p["ch"]).contains("width") {
+            // The device's width (Client Hints) in place of `w`: `w:auto` after the box it widens.
+            let box = h.map { ["rs:0:\($0):\(mode)"] } ?? []
+            return box + ["w:auto"] + (enlarge ? ["el:1"] : [])
+        }
         return try AdaptedSource.resize(width: w, height: h, mode: mode, enlarge: enlarge, fitGiven: p["fit"] != nil,
                                         adapter: name, sizes: "w or h")
     }
@@ -135,24 +160,18 @@ public struct ImgixAdapter: URLAdapter {
         let known: Set<String> = ["top", "bottom", "left", "right"]
         guard !words.isEmpty, words.isSubset(of: known), !(words.contains("top") && words.contains("bottom")),
               !(words.contains("left") && words.contains("right")) else {
-            throw AdapterError(name, "crop=\(crop.prefix(30)) not supported (top, bottom, left, right, two of them, entropy or edges)")
+            throw AdapterError(name, "crop=\(crop.prefix(30)) not supported (top, bottom, left, right, two of them, entropy, edges or focalpoint)")
         }
-        switch (vertical, horizontal) {
-        case ("n", ""): return "north"
-        case ("s", ""): return "south"
-        case ("", "w"): return "west"
-        case ("", "e"): return "east"
-        default: return vertical + horizontal
-        }
+        return ImgixAdapter.compass(vertical: vertical, horizontal: horizontal)
     }
 
     /// imgix's `bg`: 3 or 6 hex digits, or 4 or 8 with an opaque alpha first (ARGB).
-    func color(_ value: String) throws(AdapterError) -> String {
+    func color(_ value: String, parameter: String = "bg") throws(AdapterError) -> String {
         var hex = value
         if hex.count == 4, hex.hasPrefix("f") || hex.hasPrefix("F") { hex = String(hex.dropFirst()) }
         if hex.count == 8, hex.lowercased().hasPrefix("ff") { hex = String(hex.dropFirst(2)) }
         guard !value.hasPrefix("#"), let c = AdaptedSource.hexColor(hex) else {
-            throw AdapterError(name, "bg=\(value.prefix(20)) not supported: rgb, rrggbb or an opaque argb/aarrggbb hex colour")
+            throw AdapterError(name, "\(parameter)=\(value.prefix(20)) not supported: rgb, rrggbb or an opaque argb/aarrggbb hex colour")
         }
         return c
     }

@@ -14,10 +14,18 @@ public enum RingKey {
         return Array(Set(names)).sorted()
     }
 
+    /// The parameters nginx can name as `$arg_<name>`: letters, digits and `_` only. imgix's
+    /// `fp-x`, `mark-alpha`, `trim-md` … cannot be spelt so (`$arg_fp-x` is `$arg_fp` then `-x`);
+    /// each modifies a parameter that is hashed (`crop`, `mark`, `trim`), so leaving them out
+    /// only sends their variants to that parameter's host: still one host per variant.
+    public static var nginxQueryParameters: [String] {
+        queryParameters.filter { $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") } }
+    }
+
     /// What nginx adds to the variant (`$kiln_variant`) for a URL with a query string: each
     /// parameter's `$arg_` (the `default` of the `$kiln_adapter_args` map).
     public static var nginx: String {
-        "\"" + queryParameters.map { "|$arg_\($0)" }.joined() + "\""
+        "\"" + nginxQueryParameters.map { "|$arg_\($0)" }.joined() + "\""
     }
 
     /// HAProxy's `set-var-fmt` of the key: the variant and each parameter's `url_param`.

@@ -33,12 +33,16 @@ public struct AdaptedURL: Sendable, Equatable {
     public var options: [String]
     public var sourcePath: String
     public var signing: Signing
+    /// Where to send the client (`302`) when the render fails (Cloudflare's `onerror=redirect`):
+    /// the source as the foreign URL wrote it, an absolute URL or a path; nil: the error is answered.
+    public var onErrorRedirect: String?
 
-    public init(adapter: String, options: [String], sourcePath: String, signing: Signing = .unsigned) {
+    public init(adapter: String, options: [String], sourcePath: String, signing: Signing = .unsigned, onErrorRedirect: String? = nil) {
         self.adapter = adapter
         self.options = options
         self.sourcePath = sourcePath
         self.signing = signing
+        self.onErrorRedirect = onErrorRedirect
     }
 
     /// The native, already-decoded path the parser reads: the options, `-` (so a source folder

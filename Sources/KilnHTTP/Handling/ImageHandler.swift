@@ -72,9 +72,10 @@ public final class ImageHandler: RequestHandling {
         var response: HTTPResponse
         pipeline.requestBegan()
         do {
-            var imageRequest: ImageRequest, provenance: RequestGate.Provenance
+            var imageRequest: ImageRequest, provenance: RequestGate.Provenance, redirect: String?
             do {
-                (imageRequest, provenance) = try gate.admit(request, hints: ClientHints(headers: request.headers, http: http))
+                let admitted = try gate.admission(request, hints: ClientHints(headers: request.headers, http: http))
+                (imageRequest, provenance, redirect) = (admitted.request, admitted.provenance, admitted.onErrorRedirect)
                 // What a URL without `strip:` keeps depends on who wrote it: resolved here, into the
                 // request (and so its cache key), when the operator's URLs have a default of their own.
                 let strip = pipeline.output.defaultStrip(operatorURL: provenance != .unsigned)
@@ -97,8 +98,13 @@ public final class ImageHandler: RequestHandling {
                 // A lookup lane's miss: the render workers answer it (no fallback, no error here).
                 if RenderHandOff.isHandOff(error) { return RenderHandOff.response(for: request) }
                 timeline.mark("pipeline")
-                guard let answer = fallback(for: error, imageRequest, accepted, provenance, request, &timeline) else { throw error }
-                response = answer
+                if let answer = fallback(for: error, imageRequest, accepted, provenance, request, &timeline) {
+                    response = answer
+                } else if let redirect {
+                    response = redirectResponse(to: redirect, for: error)
+                } else {
+                    throw error
+                }
             }
         } catch {
             let mapped = ErrorMapping.map(error)
@@ -206,6 +212,18 @@ public final class ImageHandler: RequestHandling {
             if tag.hasPrefix("W/") { tag = String(tag.dropFirst(2)) }
             return tag == etag
         }
+    }
+
+    /// An adapted URL's answer to a failed render (Cloudflare's `onerror=redirect`): `302` to the
+    /// source as the URL wrote it, with the error's `Cache-Control` (so no cache keeps it longer
+    /// than an error) and the failure as the access line's reason. Built here, after the
+    /// pipeline failed: no cache of Kiln's ever holds it.
+    func redirectResponse(to location: String, for error: any Error) -> HTTPResponse {
+        let failed = ErrorMapping.map(error)
+        var response = errorResponse(302, "render failed (\(failed.status)); see \(location)")
+        response.headers.append((HeaderName.location, location))
+        response.reason = "onerror=redirect for: \(failed.logMessage)"
+        return response
     }
 
     /// The one-line text answer: `message` with its control characters escaped (`OneLineText`),

@@ -52,23 +52,40 @@ public struct RequestGate: Sendable {
         try admit(request).request
     }
 
-    /// The parsed request and how it got in (`http.immutable = signed` needs to know). `hints`:
+    /// What got in: the parsed request, how, and where a failed render sends the client.
+    public struct Admission: Sendable {
+        public var request: ImageRequest
+        public var provenance: Provenance
+        /// An adapted URL's `302` target for a failed render (Cloudflare's `onerror=redirect`).
+        public var onErrorRedirect: String?
+    }
+
+    /// The parsed request and how it got in (`http.immutable = signed` needs to know).
+    public func admit(_ request: HTTPRequest, hints: (any DeviceHintResolving)? = nil) throws -> (request: ImageRequest, provenance: Provenance) {
+        let admitted = try admission(request, hints: hints)
+        return (admitted.request, admitted.provenance)
+    }
+
+    /// The parsed request, how it got in, and an adapted URL's redirect for failures. `hints`:
     /// the request's Client Hints and Save-Data (`ClientHints`), resolved while the URL is parsed,
     /// so the request that comes out (and its cache key) holds the device's width, DPR, quality.
-    public func admit(_ request: HTTPRequest, hints: (any DeviceHintResolving)? = nil) throws -> (request: ImageRequest, provenance: Provenance) {
+    public func admission(_ request: HTTPRequest, hints: (any DeviceHintResolving)? = nil) throws -> Admission {
         guard request.pathIsUTF8 else { throw SpecError.notUTF8 }
         if request.isTrusted {
             // nginx's own rewrite, answered as rewritten (`DOCUMENT_URI`) with its query ignored:
             // adapters read only what a client sent, and an adapted URL is never trusted.
             let (path, decoded) = request.specPath
-            return (try parser.parse(path, isDecoded: decoded, hints: hints), .trusted)
+            return Admission(request: try parser.parse(path, isDecoded: decoded, hints: hints), provenance: .trusted)
         }
         if !adapters.isEmpty {
             // Before an adapter reads the query: a 64 KB URL costs a length comparison.
             guard request.uri.utf8.count <= parser.maxPathBytes else {
                 throw SpecError.malformedPath(reason: "URL too long: \(request.uri.utf8.count) bytes, at most \(parser.maxPathBytes)")
             }
-            if let adapted = try adapters.adapt(request) { return try admit(adapted, hints: hints) }
+            if let adapted = try adapters.adapt(request) {
+                let (parsed, provenance) = try admit(adapted, hints: hints)
+                return Admission(request: parsed, provenance: provenance, onErrorRedirect: adapted.onErrorRedirect)
+            }
         }
         let verified = try signature.verify(rawPath: request.rawPath)
         let path: String, decoded: Bool
@@ -80,8 +97,8 @@ public struct RequestGate: Sendable {
         let parsed = signature.keys.isEmpty ? RequestGate.droppingUnsafe(path) : path
         try parser.check(policy, path: parsed, isDecoded: decoded)
         let imageRequest = try parser.parse(parsed, isDecoded: decoded, hints: hints)
-        if verified.kind == .signed { return (imageRequest, .signed) }
-        return (try allowList.apply(to: imageRequest), .unsigned)
+        if verified.kind == .signed { return Admission(request: imageRequest, provenance: .signed) }
+        return Admission(request: try allowList.apply(to: imageRequest), provenance: .unsigned)
     }
 
     /// An adapted URL: with its scheme's signature verified, its native path parsed as a signed

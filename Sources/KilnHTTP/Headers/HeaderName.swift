@@ -21,6 +21,7 @@ public enum HeaderName {
     public static let accept = HTTPField.Name.accept.rawName
     public static let contentDisposition = HTTPField.Name.contentDisposition.rawName
     public static let accessControlAllowOrigin = HTTPField.Name.accessControlAllowOrigin.rawName
+    public static let location = HTTPField.Name.location.rawName
     public static let xCache = own("X-Cache")
     /// nginx's internal redirect (a lookup lane's hand-off to the render workers: `RenderHandOff`).
     public static let xAccelRedirect = own("X-Accel-Redirect")

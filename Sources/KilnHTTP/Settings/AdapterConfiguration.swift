@@ -13,6 +13,7 @@ public struct AdapterConfiguration: ConfigSection, Equatable {
     public var imgproxySignatureSize = Key.imgproxySignatureSize.defaultValue
     public var imgproxyWatermark = Key.imgproxyWatermark.defaultValue
     public var allowUnsigned = Key.allowUnsigned.defaultValue
+    public var imgixToken = Key.imgixToken.defaultValue
 
     public enum Key {
         public static let nextjs = Setting.bool(
@@ -42,6 +43,11 @@ public struct AdapterConfiguration: ConfigSection, Equatable {
         public static let imgproxyWatermark = Setting.text(
             "adapters.imgproxy_watermark", default: "",
             doc: "the `[watermarks]` entry imgproxy's `wm:` draws (imgproxy's one `IMGPROXY_WATERMARK_PATH`); empty: `wm:` is a 400")
+        public static let imgixToken = Setting.text(
+            "adapters.imgix_token", default: "",
+            doc: "imgix's secure URL token: an imgix URL's `s=` (the MD5 of the token, the path and the query) is checked with it, "
+                + "a valid one is admitted as a signed URL, a wrong one is a 403, a URL without `s=` is refused unless "
+                + "`adapters.allow_unsigned`; empty: `s=` is a 400").secret()
         public static let allowUnsigned = Setting.bool(
             "adapters.allow_unsigned", default: false,
             doc: "accept adapted URLs (which carry no signature) while URLs must be signed (`security.keys`); "
@@ -57,6 +63,7 @@ public struct AdapterConfiguration: ConfigSection, Equatable {
         ConfigField(Key.imgproxySalts) { $0.imgproxySalts = $1 },
         ConfigField(Key.imgproxySignatureSize) { $0.imgproxySignatureSize = $1 },
         ConfigField(Key.imgproxyWatermark) { $0.imgproxyWatermark = $1 },
+        ConfigField(Key.imgixToken) { $0.imgixToken = $1 },
         ConfigField(Key.allowUnsigned) { $0.allowUnsigned = $1 },
     ]
 
@@ -86,7 +93,7 @@ public struct AdapterConfiguration: ConfigSection, Equatable {
             list.append(ImgproxyAdapter(signature: imgproxySignature, origins: origins,
                                         watermark: imgproxyWatermark.isEmpty ? nil : imgproxyWatermark))
         }
-        if imgix { list.append(ImgixAdapter()) }
+        if imgix { list.append(ImgixAdapter(token: imgixToken)) }
         return URLAdapters(adapters: list, allowUnsigned: allowUnsigned)
     }
 }

@@ -1,4 +1,4 @@
-/// The steps that cut, extend, shape or turn the image: `trim`, `crop`, `pad`, `circle`,
+/// The steps that cut, extend, shape or turn the image: `trim`, `crop`, `cut`, `pad`, `circle`,
 /// `rounded`, `rotate`, `flip`.
 extension OptionCatalog {
     static let geometry: [OptionDeclaration] = [
@@ -38,6 +38,26 @@ extension OptionCatalog {
             } else {
                 b.appendCropWithRequestGravity(CropOptions(width: w, height: h))
             }
+        },
+        OptionDeclaration(
+            "cut", operation: "crop", table: .processors, changesSize: true, work: 1,
+            usages: [.init("cut:<top>:<right>:<bottom>:<left>[:<width>:<height>]",
+                           "cut pixels off each edge, in the pixels of the image at this step (before a resize: the source's); `width`/`height` keep that much instead (0: the rest); nothing left is a 400",
+                           ["/cut:20:0:20:0/w:300/cat.jpg"])]
+        ) { (a, b, c) throws(SpecError) in
+            try a.arity(4...6)
+            guard a.count != 5 else { throw a.invalid("takes width and height together") }
+            let edges = ["top", "right", "bottom", "left"]
+            let v = try (0..<4).map { (i) throws(SpecError) in try a.int(i, edges[i], c.dimensions) }
+            var cut = EdgeCut(top: v[0], right: v[1], bottom: v[2], left: v[3])
+            if a.count == 6 {
+                cut.width = try a.int(4, "width", c.dimensions)
+                cut.height = try a.int(5, "height", c.dimensions)
+                guard cut.width == 0 || cut.right == 0, cut.height == 0 || cut.bottom == 0 else {
+                    throw a.invalid("a kept width or height replaces the right or bottom cut; give one of them")
+                }
+            }
+            b.append(.crop(CropOptions(edges: cut)))
         },
         OptionDeclaration(
             "pad", aliases: ["padding"], operation: "pad", table: .processors, changesSize: true, work: 1,

@@ -72,7 +72,7 @@ extension Operation {
         switch self {
         case .trim: "trim"
         case .resize: "resize"
-        case .crop: "crop"
+        case .crop(let c): c.edges == nil ? "crop" : "cut"
         case .pad: "pad"
         case .extend: "extend"
         case .circle: "circle"

@@ -8,7 +8,7 @@ public enum Operation: Sendable, Hashable {
     case trim(TrimOptions)
     /// `rs:<w>:<h>[:fit|fill|force]`, `w:`, `h:`; `g:` anchors the crop of `fill`.
     case resize(ResizeOptions)
-    /// `crop:<w>:<h>[:<gravity>]` or `crop:<w>:<h>:<x>:<y>`.
+    /// `crop:<w>:<h>[:<gravity>]` or `crop:<w>:<h>:<x>:<y>`; `cut:<t>:<r>:<b>:<l>` (`CropOptions.edges`).
     case crop(CropOptions)
     /// `pad:<t>:<r>:<b>:<l>` (or one or two values, as in CSS); filled with `bg:` or transparent.
     case pad(Padding)
@@ -93,7 +93,8 @@ public enum FlipDirection: String, Sendable, Hashable {
     case both = "hv"
 }
 
-/// A crop window: a size and either a gravity or an explicit top-left corner.
+/// A crop window: a size and either a gravity or an explicit top-left corner, or the amounts cut
+/// off each edge (`cut:`), whose window depends on the image's size at that step.
 public struct CropOptions: Sendable, Hashable {
     public var width: Int
     public var height: Int
@@ -101,6 +102,8 @@ public struct CropOptions: Sendable, Hashable {
     /// Explicit top-left corner (`crop:w:h:x:y`); when set, `gravity` is ignored.
     public var x: Int?
     public var y: Int?
+    /// `cut:`: the edges cut; when set, the size, gravity and corner are ignored.
+    public var edges: EdgeCut?
 
     public init(width: Int, height: Int, gravity: Gravity = .center) {
         self.width = width
@@ -116,7 +119,16 @@ public struct CropOptions: Sendable, Hashable {
         self.y = y
     }
 
+    /// `cut:<top>:<right>:<bottom>:<left>[:<width>:<height>]`.
+    public init(edges: EdgeCut) {
+        self.width = 0
+        self.height = 0
+        self.gravity = .northWest
+        self.edges = edges
+    }
+
     public var canonical: String {
+        if let edges { return edges.canonical }
         if let x, let y { return "crop:\(width):\(height):\(x):\(y)" }
         return "crop:\(width):\(height):\(gravity.canonical)"
     }

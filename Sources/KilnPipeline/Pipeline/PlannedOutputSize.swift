@@ -4,7 +4,7 @@ import KilnModel
 /// so that limits of the output format (WebP's 16383 px) are refused before the work is done.
 ///
 /// Each operation's size follows the processor's own rule: `ResizePlan` for resizes (the very
-/// plan `Resize` executes), the window of `crop`, the sum of `pad`, the short side of `circle`,
+/// plan `Resize` executes), the window of `crop` (and of `cut`, from the size at its step), the sum of `pad`, the short side of `circle`,
 /// the transposed size of `rotate:90/270`, and the unchanged size for filters, `rounded` and
 /// `flip`. A step whose size is not known in advance (a custom processor) or that would fail
 /// anyway (a crop corner outside the image) makes the plan nil: the check right before encoding
@@ -26,6 +26,10 @@ extension ImageRequest {
         case .resize(let options):
             return ResizePlan(options: options, source: input).output
         case .crop(let c):
+            if let edges = c.edges {
+                // Nothing left: the processor refuses it (a 400); no plan.
+                return edges.window(in: input).map { PixelSize(width: $0.width, height: $0.height) }
+            }
             if let x = c.x, let y = c.y {
                 guard x >= 0, y >= 0, x < input.width, y < input.height else { return nil }
                 return PixelSize(width: min(c.width, input.width - x), height: min(c.height, input.height - y))

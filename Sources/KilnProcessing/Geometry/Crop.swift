@@ -7,7 +7,9 @@ import KilnModel
 /// centred as far as the image allows, `smart` by `SmartCrop`); with `x`/`y` its top-left corner
 /// is there and it is cut at the right and bottom edges, while a corner at or beyond the image
 /// edge is an `invalidArgument` (a 400). Sizes are in the request's pixels (`logicalSize`),
-/// scaled to the input when it was shrunk on load.
+/// scaled to the input when it was shrunk on load. `cut:` (`CropOptions.edges`) cuts amounts off
+/// each edge of the image as it is at this step; a cut that leaves nothing is an
+/// `invalidArgument` (a 400).
 public struct Crop: ImageProcessing, Sendable, Hashable {
     public var options: CropOptions
 
@@ -21,7 +23,7 @@ public struct Crop: ImageProcessing, Sendable, Hashable {
         guard image.width > 0, image.height > 0 else {
             throw .invalidArgument(option: "crop", reason: "the image is empty")
         }
-        guard options.width > 0, options.height > 0 else {
+        guard options.edges != nil || (options.width > 0 && options.height > 0) else {
             throw .invalidArgument(option: "crop", reason: "width and height must be at least 1")
         }
         let window = try self.window(for: image, logicalSize: context.logicalSize)
@@ -34,7 +36,12 @@ public struct Crop: ImageProcessing, Sendable, Hashable {
         let logical = logicalSize.width > 0 && logicalSize.height > 0 ? logicalSize : image.size
         let lw = logical.width, lh = logical.height
         var x: Int, y: Int, w: Int, h: Int
-        if let ox = options.x, let oy = options.y {
+        if let edges = options.edges {
+            guard let window = edges.window(in: logical) else {
+                throw .invalidArgument(option: "cut", reason: "\(edges.canonical) leaves nothing of the \(lw)x\(lh) image")
+            }
+            (x, y, w, h) = window
+        } else if let ox = options.x, let oy = options.y {
             guard ox >= 0, oy >= 0, ox < lw, oy < lh else {
                 throw .invalidArgument(option: "crop",
                                        reason: "the corner \(ox),\(oy) is outside the \(lw)x\(lh) image")

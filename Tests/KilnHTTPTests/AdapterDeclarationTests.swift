@@ -66,7 +66,7 @@ import Testing
     /// (imgix's `s` and `ixlib` and Cloudflare's `onerror` write none: they change no pixel).
     @Test func translatedParametersWriteOptions() {
         let silent: Set<String> = ["ixlib", "s", "onerror"]
-        for (adapter, _, parameters) in Self.tables {
+        for (adapter, _, _, parameters) in Self.tables {
             for p in parameters where p.refusal == nil && !silent.contains(p.name) {
                 #expect(!p.options.isEmpty, "\(adapter) \(p.name) writes no option")
             }

@@ -62,8 +62,9 @@ struct ConfigCommand: ParsableCommand {
             var rows: [(String, String, String)] = []
             for s in catalog.settings {
                 var raw = settings.values.string(s.key) ?? s.defaultRaw
-                // signing keys and salts, the peer secret
-                if SecurityConfiguration.secretKeys.union(ServerConfiguration.secretKeys).contains(s.key), !raw.isEmpty { raw = "(hidden)" }
+                // signing keys and salts, the peer secret, thumbor's key
+                let secrets = SecurityConfiguration.secretKeys.union(ServerConfiguration.secretKeys).union(AdapterConfiguration.secretKeys)
+                if secrets.contains(s.key), !raw.isEmpty { raw = "(hidden)" }
                 rows.append((s.key, catalog.tomlLiteral(s, raw), settings.values.origin(s.key)))
             }
             for key in settings.values.values.keys.sorted() where catalog.info(key) == nil {

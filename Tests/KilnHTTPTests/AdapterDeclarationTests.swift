@@ -10,6 +10,7 @@ import Testing
         ("nextjs", "### Next.js", NextImageAdapter.parameters),
         ("cloudflare", "### Cloudflare", CloudflareAdapter.parameters),
         ("imgix", "### imgix", ImgixAdapter.parameters),
+        ("thumbor", "### thumbor", ThumborAdapter.parameters),
     ]
 
     @Test func everyMappedOptionIsDeclared() {
@@ -28,7 +29,8 @@ import Testing
     /// Each translation writes only options that the parameters it was given declare.
     @Test func translationsUseOnlyTheDeclaredOptions() throws {
         let adapters: [any URLAdapter] = [NextImageAdapter(origins: URLAdapterTests.origins),
-                                          CloudflareAdapter(origins: URLAdapterTests.origins), ImgixAdapter()]
+                                          CloudflareAdapter(origins: URLAdapterTests.origins),
+                                          ThumborAdapter(origins: URLAdapterTests.origins), ImgixAdapter()]
         var checked = 0
         for (uri, _) in URLAdapterTests.twins {
             let path = String(uri.prefix { $0 != "?" })
@@ -82,6 +84,11 @@ import Testing
         if adapter == "cloudflare" {
             let options = path.dropFirst(CloudflareAdapter.prefix.count).prefix { $0 != "/" }
             return Set(options.split(separator: ",").map { String($0.prefix { $0 != "=" }) })
+        }
+        if adapter == "thumbor", var url = ThumborURL.parse(path) {
+            try? url.readParts(adapter: adapter)
+            let filters = url.filters.flatMap { try? ThumborFilters($0, adapter: adapter) }
+            return url.partNames.union(filters?.names ?? [])
         }
         return Set((query ?? "").split(separator: "&").map { String($0.prefix { $0 != "=" }) })
     }

@@ -24,12 +24,13 @@ let harnesses = [
     "FuzzURLAdapters",
     "FuzzSVGSanitizer",
     "FuzzRasterInputs",
+    "FuzzThumborAdapter",
 ]
 
 /// Harnesses that need more than the `KilnPipeline` library product: KilnFuzzProbes holds the
 /// probes (`CodecProbe`, `ResamplerProbe`: Kiln's Tests/KilnFuzzProbes, not in the executables).
 let extraProducts: [String: String] = [
-    "FuzzFastCGI": "KilnFastCGI", "FuzzURLSignature": "KilnHTTP", "FuzzURLAdapters": "KilnHTTP",
+    "FuzzFastCGI": "KilnFastCGI", "FuzzURLSignature": "KilnHTTP", "FuzzURLAdapters": "KilnHTTP", "FuzzThumborAdapter": "KilnHTTP",
     "FuzzJPEGMarkers": "KilnFuzzProbes", "FuzzPNGChunks": "KilnFuzzProbes", "FuzzWebPContainer": "KilnFuzzProbes",
     "FuzzExif": "KilnFuzzProbes", "FuzzICC": "KilnFuzzProbes", "FuzzDecode": "KilnFuzzProbes", "FuzzResample": "KilnFuzzProbes",
     "FuzzRasterInputs": "KilnFuzzProbes",

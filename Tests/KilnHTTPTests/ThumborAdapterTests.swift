@@ -80,6 +80,7 @@ import Testing
             ("/unsafe/filters:watermark('logo',center,center,0,25,none)/cat.jpg", ["wm:logo:1:center:0:0:0.25"]),
             ("/unsafe/filters:watermark(logo,-0,center,100)/cat.jpg", ["wm:logo:0:east:0:0:0"]),
             ("/unsafe/filters:format(png)/a%20b.jpg", ["f:png"]),
+            ("/unsafe/filters:blur(1,0.001):round_corner(0,0,0,0):max_bytes(2000000)/cat.jpg", ["mb:2000000"]),
         ]
         for (path, expected) in cases {
             #expect(try options(path) == expected, "\(path)")
@@ -156,6 +157,7 @@ import Testing
         ("/unsafe/filters:sharpen(1,1,true)/cat.jpg", ["'sharpen'"]),
         ("/unsafe/filters:nope():other(1)/cat.jpg", ["unknown filters", "'nope'", "'other'"]),
         ("/unsafe/filters:quality(0)/cat.jpg", ["quality=0"]),
+        ("/unsafe/filters:max_bytes(0)/cat.jpg", ["max_bytes(0)"]),
         ("/unsafe/filters:format(heic)/cat.jpg", ["format(heic)", "HEIC"]),
         ("/unsafe/filters:format(tiff)/cat.jpg", ["format(tiff)"]),
         ("/unsafe/filters:rotate(45)/cat.jpg", ["rotate(45)", "quarter"]),

@@ -73,7 +73,9 @@ struct ThumborFilters {
             try arity(1...2)
             let radius = try AdaptedSource.integer(a[0], "blur radius", 1...999_999, adapter: adapter)
             let sigma = a.count > 1 ? try ThumborFilters.decimal(a[1], "blur sigma", adapter) : 0
-            options.append("bl:\(ThumborFilters.format(ThumborFilters.blurSigma(radius: radius, sigma: sigma)))")
+            // A kernel narrower than a hundredth of a pixel blurs nothing (thumbor's blur(1,0.01)).
+            let deviation = ThumborFilters.format(ThumborFilters.blurSigma(radius: radius, sigma: sigma))
+            if deviation != "0" { options.append("bl:\(deviation)") }
         case "grayscale":
             try arity(0...0)
             options.append("gs")
@@ -119,7 +121,11 @@ struct ThumborFilters {
             options.append("icc:srgb")
         case "max_bytes":
             try arity(1...1)
-            options.append("mb:\(try AdaptedSource.integer(a[0], "max_bytes", 1...999_999, adapter: adapter))")
+            guard (1...9).contains(a[0].utf8.count), a[0].utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let n = Int(a[0]),
+                  (1...100_000_000).contains(n) else {
+                throw AdapterError(adapter, "max_bytes(\(a[0].prefix(20))) must be a whole number in 1...100000000")
+            }
+            options.append("mb:\(n)")
         case "watermark":
             options.append(try ThumborWatermark.option(a, adapter: adapter))
         default:
@@ -140,6 +146,7 @@ struct ThumborFilters {
         var rgb: [Int] = []
         for c in a[1...3] { rgb.append(try AdaptedSource.integer(c, "round_corner colour", 0...255, adapter: adapter)) }
         let transparent = a.count == 5 ? try ThumborFilters.boolean(a[4], adapter) : false
+        guard r > 0 else { return }  // thumbor draws no corner of radius 0
         options.append("rc:\(r)")
         if !transparent { try setBackground(rgb.map { hex2($0) }.joined()) }
     }

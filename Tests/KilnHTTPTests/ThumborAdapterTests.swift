@@ -87,6 +87,10 @@ import Testing
         }
         let remote = try #require(try adapter.adapt(path: "/unsafe/300x200/https://img.example.com/originals/2026/cat.jpg", query: nil))
         #expect(remote.sourcePath == "photos/2026/cat.jpg")
+        // thumbor's HTTP loader takes URLs without their scheme: an origin's host is read so.
+        #expect(try adapter.adapt(path: "/unsafe/300x200/img.example.com/originals/2026/cat.jpg", query: nil)?.sourcePath == "photos/2026/cat.jpg")
+        #expect(try adapter.adapt(path: "/unsafe/300x200/img.example.com/other/cat.jpg", query: nil)?.sourcePath == "img.example.com/other/cat.jpg")
+        #expect(try adapter.adapt(path: "/unsafe/300x200/photos/img.example.com/cat.jpg", query: nil)?.sourcePath == "photos/img.example.com/cat.jpg")
         #expect(try adapter.adapt(path: "/unsafe/fit-in/x/a%20b.jpg", query: "v=2")?.sourcePath == "a b.jpg")
         #expect(try adapter.adapt(path: "/unsafe/300x200/filters:quality(80)/photos/cat.jpg", query: nil)?.sourcePath == "photos/cat.jpg")
     }

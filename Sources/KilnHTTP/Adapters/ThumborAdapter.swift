@@ -102,10 +102,23 @@ public struct ThumborAdapter: URLAdapter {
             if let bg = filters.background { options.append("bg:\(bg)") }
         }
         guard !url.image.isEmpty else { throw AdapterError(name, "no image after the options") }
-        let lower = url.image.prefix(8).lowercased()
-        let reference = lower.hasPrefix("http://") || lower.hasPrefix("https://") ? String(url.image) : "/" + url.image
-        let source = try AdaptedSource.resolve(reference, origins: origins, adapter: name, what: "image")
+        let source = try source(url.image)
         return AdaptedURL(adapter: name, options: options, sourcePath: source, signing: signing)
+    }
+
+    /// The image: an absolute URL under an origin, a URL without its scheme as thumbor's HTTP
+    /// loader takes it (`img.example.com/originals/cat.jpg`) when its host is an origin's, else a
+    /// local path.
+    func source(_ image: Substring) throws(AdapterError) -> String {
+        let lower = image.prefix(8).lowercased()
+        if lower.hasPrefix("http://") || lower.hasPrefix("https://") {
+            return try AdaptedSource.resolve(String(image), origins: origins, adapter: name, what: "image")
+        }
+        let host = image.prefix { $0 != "/" }.lowercased()
+        for scheme in ["https://", "http://"] where origins.contains(where: { $0.baseURL.hasPrefix(scheme + host + "/") }) {
+            if let source = try? AdaptedSource.resolve(scheme + image, origins: origins, adapter: name, what: "image") { return source }
+        }
+        return try AdaptedSource.resolve("/" + image, origins: origins, adapter: name, what: "image")
     }
 
     /// trim, the manual crop, the resize with its gravity, and the flips, in thumbor's order

@@ -8,7 +8,7 @@ import KilnModel
 ///     [filters:name(args):name(args)…/]<image>
 ///
 /// Only the shape is read here; what the parts mean in Kiln's options is `ThumborAdapter`'s.
-struct ThumborURL: Equatable {
+struct ThumborURL {
     /// `unsafe`, or the signature segment as written (`%3D` for `=` possibly).
     enum Authority: Equatable {
         case unsafe
@@ -57,10 +57,6 @@ struct ThumborURL: Equatable {
     var filters: String?
     /// The image reference, raw.
     var image: Substring
-
-    static func == (a: ThumborURL, b: ThumborURL) -> Bool {
-        a.authority == b.authority && a.signed == b.signed
-    }
 
     /// A signature segment as thumbor's base64 HMAC-SHA1 writes it: 27 URL-safe base64
     /// characters and `=` (or `%3D`, percent-encoded).

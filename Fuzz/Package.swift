@@ -25,12 +25,14 @@ let harnesses = [
     "FuzzSVGSanitizer",
     "FuzzRasterInputs",
     "FuzzImgproxyAdapter",
+    "FuzzThumborAdapter",
 ]
 
 /// Harnesses that need more than the `KilnPipeline` library product: KilnFuzzProbes holds the
 /// probes (`CodecProbe`, `ResamplerProbe`: Kiln's Tests/KilnFuzzProbes, not in the executables).
 let extraProducts: [String: String] = [
-    "FuzzFastCGI": "KilnFastCGI", "FuzzURLSignature": "KilnHTTP", "FuzzURLAdapters": "KilnHTTP", "FuzzImgproxyAdapter": "KilnHTTP",
+    "FuzzFastCGI": "KilnFastCGI", "FuzzURLSignature": "KilnHTTP", "FuzzURLAdapters": "KilnHTTP",
+    "FuzzImgproxyAdapter": "KilnHTTP", "FuzzThumborAdapter": "KilnHTTP",
     "FuzzJPEGMarkers": "KilnFuzzProbes", "FuzzPNGChunks": "KilnFuzzProbes", "FuzzWebPContainer": "KilnFuzzProbes",
     "FuzzExif": "KilnFuzzProbes", "FuzzICC": "KilnFuzzProbes", "FuzzDecode": "KilnFuzzProbes", "FuzzResample": "KilnFuzzProbes",
     "FuzzRasterInputs": "KilnFuzzProbes",

@@ -11,6 +11,7 @@ import Testing
         ("cloudflare", "docs/integrations.md", "### Cloudflare", CloudflareAdapter.parameters),
         ("imgix", "docs/integrations.md", "### imgix", ImgixAdapter.parameters),
         ("imgproxy", "docs/migrate-imgproxy.md", "## Options", ImgproxyAdapter.parameters),
+        ("thumbor", "docs/integrations.md", "### thumbor", ThumborAdapter.parameters),
     ]
 
     @Test func everyMappedOptionIsDeclared() {
@@ -30,7 +31,8 @@ import Testing
     @Test func translationsUseOnlyTheDeclaredOptions() throws {
         let adapters: [any URLAdapter] = [NextImageAdapter(origins: URLAdapterTests.origins),
                                           CloudflareAdapter(origins: URLAdapterTests.origins),
-                                          ImgproxyAdapter(origins: URLAdapterTests.origins, watermark: "logo"), ImgixAdapter()]
+                                          ImgproxyAdapter(origins: URLAdapterTests.origins, watermark: "logo"),
+                                          ThumborAdapter(origins: URLAdapterTests.origins), ImgixAdapter()]
         var checked = 0
         let twins = URLAdapterTests.twins + ImgproxyAdapterTests.twins
         for (uri, _) in twins {
@@ -63,9 +65,10 @@ import Testing
     }
 
     /// Every parameter an adapter translates writes at least one option, and refuses nothing
-    /// (imgix's `s` and `ixlib` and Cloudflare's `onerror` write none: they change no pixel).
+    /// (imgix's `s` and `ixlib`, Cloudflare's `onerror`, thumbor's signature segments and `filters:`
+    /// wrapper write none: they change no pixel; thumbor's `no_upscale()` only withholds `el:1`).
     @Test func translatedParametersWriteOptions() {
-        let silent: Set<String> = ["ixlib", "s", "onerror"]
+        let silent: Set<String> = ["ixlib", "s", "onerror", "unsafe", "hmac", "filters", "no_upscale"]
         for (adapter, _, _, parameters) in Self.tables {
             for p in parameters where p.refusal == nil && !silent.contains(p.name) {
                 #expect(!p.options.isEmpty, "\(adapter) \(p.name) writes no option")
@@ -102,6 +105,11 @@ import Testing
         if adapter == "cloudflare" {
             let options = path.dropFirst(CloudflareAdapter.prefix.count).prefix { $0 != "/" }
             return Set(options.split(separator: ",").map { String($0.prefix { $0 != "=" }) })
+        }
+        if adapter == "thumbor", var url = ThumborURL.parse(path) {
+            try? url.readParts(adapter: adapter)
+            let filters = url.filters.flatMap { try? ThumborFilters($0, adapter: adapter) }
+            return url.partNames.union(filters?.names ?? [])
         }
         return Set((query ?? "").split(separator: "&").map { String($0.prefix { $0 != "=" }) })
     }

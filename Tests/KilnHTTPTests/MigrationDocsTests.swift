@@ -8,6 +8,7 @@ import Testing
 @Suite struct MigrationDocsTests {
     static let pages: [(file: String, foreign: String, parameters: [AdapterParameter])] = [
         ("docs/migrate-imgproxy.md", "imgproxy", ImgproxyAdapter.parameters),
+        ("docs/migrate-thumbor.md", "thumbor", ThumborAdapter.parameters),
         ("docs/migrate-imgix.md", "imgix", ImgixAdapter.parameters),
         ("docs/migrate-cloudflare.md", "Cloudflare", CloudflareAdapter.parameters),
     ]

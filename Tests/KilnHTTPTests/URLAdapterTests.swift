@@ -22,6 +22,7 @@ import Testing
         configuration.nextjs = true
         configuration.cloudflare = true
         configuration.imgix = true
+        configuration.thumbor = true
         configuration.allowUnsigned = allowUnsigned
         return RequestGate(signature: signature, allowList: allowList, adapters: configuration.adapters(origins: Self.origins), parser: parser)
     }
@@ -71,6 +72,17 @@ import Testing
         ("/cat.jpg?trim=auto&trim-md=30&w=100", "/t:30/w:100/el:1/cat.jpg"),
         ("/cat.jpg?trim=color&trim-color=ffffff&trim-tol=20", "/t:20:ffffff/cat.jpg"),
         ("/cat.jpg?trim=color&trim-tol=5", "/t:5/cat.jpg"),
+        ("/unsafe/300x200/cat.jpg", "/rs:300:200:fill/el:1/cat.jpg"),
+        ("/unsafe/fit-in/300x200/photos/cat.jpg", "/rs:300:200:fit/photos/cat.jpg"),
+        ("/unsafe/-300x-200/left/top/cat.jpg", "/rs:300:200:fill/el:1/g:nw/flip:hv/cat.jpg"),
+        ("/unsafe/10x20:110x220/50x0/cat.jpg", "/crop:100:200:10:20/w:50/el:1/cat.jpg"),
+        ("/unsafe/300x200/smart/filters:no_upscale():quality(70):format(webp)/cat.jpg", "/rs:300:200:fill/g:smart/q:70/f:webp/cat.jpg"),
+        ("/unsafe/trim/fit-in/0x200/filters:upscale()/cat.jpg", "/t:0/h:200/el:1/cat.jpg"),
+        ("/unsafe/filters:blur(4):grayscale():brightness(20):contrast(30)/cat.jpg", "/bl:2.38/gs/br:20/co:23/cat.jpg"),
+        ("/unsafe/300x300/filters:round_corner(20,255,255,255):rotate(90):strip_exif():strip_icc():max_bytes(20000)/cat.jpg",
+         "/rs:300:300:fill/el:1/rc:20/rot:270/strip:1/icc:srgb/mb:20000/bg:ffffff/cat.jpg"),
+        ("/unsafe/300x200/filters:stretch()/https://img.example.com/originals/2026/cat.jpg", "/rs:300:200:force/el:1/photos/2026/cat.jpg"),
+        ("/unsafe/fit-in/300x200/w:1/cat.jpg", "/rs:300:200:fit/-/w:1/cat.jpg"),
     ]
 
     @Test func adaptedURLsAreTheirNativeTwins() throws {

@@ -6,6 +6,8 @@ import KilnModel
 public struct AdapterConfiguration: ConfigSection, Equatable {
     public var nextjs = Key.nextjs.defaultValue
     public var cloudflare = Key.cloudflare.defaultValue
+    public var thumbor = Key.thumbor.defaultValue
+    public var thumborKey = Key.thumborKey.defaultValue
     public var imgix = Key.imgix.defaultValue
     public var imgproxy = Key.imgproxy.defaultValue
     public var imgproxyKeys = Key.imgproxyKeys.defaultValue
@@ -22,6 +24,14 @@ public struct AdapterConfiguration: ConfigSection, Equatable {
         public static let cloudflare = Setting.bool(
             "adapters.cloudflare", default: false,
             doc: "answer Cloudflare Image Resizing URLs `/cdn-cgi/image/<k=v,…>/<source>` (docs/integrations.md has the mapping)")
+        public static let thumbor = Setting.bool(
+            "adapters.thumbor", default: false,
+            doc: "answer thumbor URLs `/unsafe/300x200/smart/filters:quality(80)/<image>` and signed ones `/<hmac>/…` "
+                + "(docs/integrations.md has the mapping); `/unsafe/` followed by a native option stays native")
+        public static let thumborKey = Setting.text(
+            "adapters.thumbor_key", default: "",
+            doc: "thumbor's SECURITY_KEY: signed thumbor URLs are checked with it (a bad signature is a 403) and admitted as signed; "
+                + "with it, `/unsafe/` thumbor URLs need adapters.allow_unsigned; empty: signed thumbor URLs are refused").secret()
         public static let imgix = Setting.bool(
             "adapters.imgix", default: false,
             doc: "read a query string on a plain source path as imgix parameters (`/photos/cat.jpg?w=300&fit=crop`); off: query strings are ignored")
@@ -57,6 +67,8 @@ public struct AdapterConfiguration: ConfigSection, Equatable {
     public static let fields: [ConfigField<Self>] = [
         ConfigField(Key.nextjs) { $0.nextjs = $1 },
         ConfigField(Key.cloudflare) { $0.cloudflare = $1 },
+        ConfigField(Key.thumbor) { $0.thumbor = $1 },
+        ConfigField(Key.thumborKey) { $0.thumborKey = $1 },
         ConfigField(Key.imgix) { $0.imgix = $1 },
         ConfigField(Key.imgproxy) { $0.imgproxy = $1 },
         ConfigField(Key.imgproxyKeys) { $0.imgproxyKeys = $1 },
@@ -89,6 +101,7 @@ public struct AdapterConfiguration: ConfigSection, Equatable {
         var list: [any URLAdapter] = []
         if nextjs { list.append(NextImageAdapter(origins: origins)) }
         if cloudflare { list.append(CloudflareAdapter(origins: origins)) }
+        if thumbor { list.append(ThumborAdapter(key: thumborKey, origins: origins)) }
         if imgproxy {
             list.append(ImgproxyAdapter(signature: imgproxySignature, origins: origins,
                                         watermark: imgproxyWatermark.isEmpty ? nil : imgproxyWatermark))

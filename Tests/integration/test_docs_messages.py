@@ -16,7 +16,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 INTERPOLATION = re.compile(r"\\\([^()]*(\([^()]*\)[^()]*)*\)")
-COMMAND = re.compile(r"^(kiln |nginx|curl|docker|scripts/|\.build|sudo|install|cd |swift|python|ip |apache|lighttpd|rm |ln |mc |"
+COMMAND = re.compile(r"^(kiln |nginx|curl|docker|podman |kubectl |scripts/|\.build|sudo|install|cd |swift|python|ip |apache|lighttpd|rm |ln |mc |"
                      r"xxd|openssl|rss\.py|libfloor|hash |rewrite|fastcgi|limit_|git |cjpeg|djpeg|cwebp|connect\(\))")
 
 

@@ -93,6 +93,11 @@ import Testing
         #expect(provenance == .signed)
         #expect(req.canonical == (try keyed.imageRequest(for: request("/rs:300:200:fill/g:smart/f:webp/cat.jpg"))).canonical)
 
+        // A combining mark after a `/` (one Character with it): the signature still covers the bytes.
+        let marked = "/w:10/plain/\u{0593}cat.jpg"
+        let (markedRequest, markedProvenance) = try keyed.admit(request("/" + URLSignature.signature(of: marked, key: Self.key) + marked))
+        #expect(markedProvenance == .signed && markedRequest.sourcePath == "\u{0593}cat.jpg")
+
         // Truncated signatures (IMGPROXY_SIGNATURE_SIZE).
         let short = self.gate(keys: [Self.key], size: 8)
         #expect(try short.admit(request("/" + URLSignature.signature(of: path, key: Self.key, size: 8) + path)).provenance == .signed)

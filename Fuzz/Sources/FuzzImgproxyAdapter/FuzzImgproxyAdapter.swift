@@ -18,7 +18,7 @@ private let parser = SpecParser(watermarks: ["logo"])
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
-    let path = text.hasPrefix("/") ? text : "/" + text
+    let path = text.unicodeScalars.first == "/" ? text : "/" + text
     let signature = URLSignature.signature(of: path, key: key)
     let adapted: AdaptedURL?
     do {

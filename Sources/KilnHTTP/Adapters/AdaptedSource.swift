@@ -24,8 +24,8 @@ enum AdaptedSource {
         if reference.contains("?") || reference.contains("#") {
             throw AdapterError(adapter, "\(what) '\(shown)' has a query or fragment; Kiln's sources have none")
         }
-        if reference.hasPrefix("/") && !reference.hasPrefix("//") {
-            return try decodedPath(reference.dropFirst(), adapter: adapter, what: what, shown: shown)
+        if isRooted(reference) && !reference.unicodeScalars.dropFirst().starts(with: "/".unicodeScalars) {
+            return try decodedPath(Substring(reference.unicodeScalars.dropFirst()), adapter: adapter, what: what, shown: shown)
         }
         guard let schemeEnd = reference.firstRange(of: "://"),
               ["http", "https"].contains(reference[..<schemeEnd.lowerBound].lowercased()) else {
@@ -41,17 +41,22 @@ enum AdaptedSource {
         throw AdapterError(adapter, "\(what) '\(shown)' is not under a configured origin (source.origins); Kiln fetches nothing else")
     }
 
+    /// Whether `path` starts with `/`, by scalars (`/` and a combining mark are one Character).
+    static func isRooted(_ path: some StringProtocol) -> Bool {
+        path.unicodeScalars.first == "/"
+    }
+
     /// Each segment percent-decoded on its own; empty segments dropped; an encoded `/` refused.
     static func decodedPath(_ raw: Substring, adapter: String, what: String, shown: String) throws(AdapterError) -> String {
         var parts: [String] = []
-        for segment in raw.split(separator: "/") {
+        for segment in raw.unicodeScalars.split(separator: "/").map({ Substring($0) }) {
             let decoded: String
             do throws(SpecError) {
                 decoded = try PathDecoding.decodeSegment(segment)
             } catch {
                 throw AdapterError(adapter, "\(what) '\(shown)': bad percent-encoding, NUL or not UTF-8")
             }
-            guard !decoded.contains("/") else { throw AdapterError(adapter, "\(what) '\(shown)': encoded slash in the path") }
+            guard !decoded.unicodeScalars.contains("/") else { throw AdapterError(adapter, "\(what) '\(shown)': encoded slash in the path") }
             parts.append(decoded)
         }
         guard !parts.isEmpty else { throw AdapterError(adapter, "\(what) names no source image") }

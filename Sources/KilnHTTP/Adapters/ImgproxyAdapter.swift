@@ -78,7 +78,7 @@ public struct ImgproxyAdapter: URLAdapter {
         let signing = try check(url)
         var translation = ImgproxyOptions(adapter: name, watermark: watermark)
         for segment in url.options {
-            let parts = segment.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            let parts = segment.unicodeScalars.split(separator: ":", omittingEmptySubsequences: false).map { String(Substring($0)) }
             let canonical = ImgproxyAdapter.aliases[parts[0]] ?? parts[0]
             if let reason = ImgproxyAdapter.refused[canonical] {
                 throw AdapterError(name, "not supported: '\(parts[0].prefix(30))' (\(reason))")

@@ -234,7 +234,7 @@ struct ImgproxyOptions {
             }
             name = decoded
         }
-        guard !name.isEmpty, !name.contains("/"), !name.utf8.contains(0) else { throw AdapterError(adapter, "filename must be a name without /") }
+        guard !name.isEmpty, !name.unicodeScalars.contains("/"), !name.utf8.contains(0) else { throw AdapterError(adapter, "filename must be a name without /") }
         return name
     }
 

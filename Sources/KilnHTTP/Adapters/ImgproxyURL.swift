@@ -37,19 +37,23 @@ struct ImgproxyURL: Equatable {
     /// The URL's parts, nil when `path` is not imgproxy's; throws for an imgproxy URL that is
     /// broken (bad percent-encoding, an empty source).
     static func parse(_ path: String, adapter: String) throws(AdapterError) -> ImgproxyURL? {
-        guard path.hasPrefix("/") else { return nil }
-        let segments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        // Split on bytes, not Characters: a `/` or `:` followed by a combining mark is one
+        // Character, and the signature covers bytes.
+        let bytes = Array(path.utf8)
+        guard bytes.first == UInt8(ascii: "/") else { return nil }
+        let segments = bytes.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+            .map { String(decoding: $0, as: UTF8.self) }
         guard segments.count >= 2 else { return nil }
-        guard let start = segments.indices.dropFirst().first(where: { !segments[$0].contains(":") }) else { return nil }
-        let signature = String(segments[0])
-        let signed = String(path.dropFirst(1 + segments[0].utf8.count))
+        guard let start = segments.indices.dropFirst().first(where: { !segments[$0].utf8.contains(UInt8(ascii: ":")) }) else { return nil }
+        let signature = segments[0]
+        let signed = String(decoding: bytes.dropFirst(1 + signature.utf8.count), as: UTF8.self)
         var source: Source
         var ext: String?
         switch segments[start] {
         case "plain":
             var raw = segments[(start + 1)...].joined(separator: "/")
-            if let at = raw.lastIndex(of: "@") {
-                ext = raw[raw.index(after: at)...].lowercased()
+            if let at = raw.unicodeScalars.lastIndex(of: "@") {
+                ext = raw[raw.unicodeScalars.index(after: at)...].lowercased()
                 raw = String(raw[..<at])
             }
             guard !raw.isEmpty else { throw AdapterError(adapter, "no source URL after plain/") }
@@ -62,8 +66,8 @@ struct ImgproxyURL: Equatable {
             source = .encrypted
         default:
             var joined = segments[start...].joined()
-            if let dot = joined.lastIndex(of: ".") {
-                ext = joined[joined.index(after: dot)...].lowercased()
+            if let dot = joined.unicodeScalars.lastIndex(of: ".") {
+                ext = joined[joined.unicodeScalars.index(after: dot)...].lowercased()
                 joined = String(joined[..<dot])
             }
             let unpadded = joined.hasSuffix("=") ? String(joined.prefix { $0 != "=" }) : joined
@@ -74,7 +78,7 @@ struct ImgproxyURL: Equatable {
         var options: [String] = []
         for segment in segments[1..<start] {
             do throws(SpecError) {
-                options.append(try PathDecoding.decodeSegment(segment))
+                options.append(try PathDecoding.decodeSegment(Substring(segment)))
             } catch {
                 throw AdapterError(adapter, "option '\(segment.prefix(40))' has bad percent-encoding, a NUL or is not UTF-8")
             }
@@ -93,7 +97,7 @@ struct ImgproxyURL: Equatable {
         let lower = url.prefix(10).lowercased()
         if lower.hasPrefix("local://") {
             let rest = url.dropFirst("local://".count)
-            return try AdaptedSource.resolve(rest.hasPrefix("/") ? String(rest) : "/" + rest, origins: origins, adapter: adapter, what: "source")
+            return try AdaptedSource.resolve(AdaptedSource.isRooted(rest) ? String(rest) : "/" + rest, origins: origins, adapter: adapter, what: "source")
         }
         if lower.hasPrefix("http://") || lower.hasPrefix("https://") {
             return try AdaptedSource.resolve(url, origins: origins, adapter: adapter, what: "source")
@@ -101,6 +105,6 @@ struct ImgproxyURL: Equatable {
         if let scheme = url.firstRange(of: "://") {
             throw AdapterError(adapter, "source scheme '\(url[..<scheme.lowerBound].prefix(10))' not supported: local:// paths and http(s) URLs of a configured origin only")
         }
-        return try AdaptedSource.resolve(url.hasPrefix("/") ? url : "/" + url, origins: origins, adapter: adapter, what: "source")
+        return try AdaptedSource.resolve(AdaptedSource.isRooted(url) ? url : "/" + url, origins: origins, adapter: adapter, what: "source")
     }
 }

@@ -78,7 +78,9 @@ extension SpecParser {
         guard !policy.isOpen else { return }
         var path = Substring(rawPath)
         if !isDecoded, let q = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<q] }
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(path.hasPrefix("/") ? 1 : 0)
+        // Split on scalars, not Characters: a `/` followed by a combining mark is one Character.
+        let segments = path.unicodeScalars.split(separator: "/", omittingEmptySubsequences: false).map { Substring($0) }
+            .dropFirst(path.unicodeScalars.first == "/" ? 1 : 0)
         var builder = RequestBuilder()
         for raw in segments {
             if raw == "-" { return }

@@ -51,7 +51,9 @@ public struct SpecParser: Sendable {
         if rawPath.utf8.contains(0) { throw .malformedPath(reason: "NUL byte (%00) in the path") }
         var path = Substring(rawPath)
         if !isDecoded, let q = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<q] }
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(path.hasPrefix("/") ? 1 : 0)
+        // Split on scalars, not Characters: a `/` followed by a combining mark is one Character.
+        let segments = path.unicodeScalars.split(separator: "/", omittingEmptySubsequences: false).map { Substring($0) }
+            .dropFirst(path.unicodeScalars.first == "/" ? 1 : 0)
 
         var builder = RequestBuilder()
         var index = segments.startIndex

@@ -46,11 +46,21 @@ def _free(addr: str, port: int) -> bool:
             return False
 
 
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def _ports(addr: str, count: int) -> list[int]:
-    """`count` ports p with p and p + 10000 free on `addr`."""
+    """`count` ports p with p and p + 10000 free on `addr`, both below the kernel's ephemeral range:
+    a port that is free when checked can still be taken by any outgoing connection's local port
+    before weed binds it when it lies inside that range."""
     out: list[int] = []
+    high = max(_ephemeral_low() - 10001, 11000)
     while len(out) < count:
-        p = random.randint(20000, 39999)
+        p = random.randint(10000, high)
         if p not in out and _free(addr, p) and _free(addr, p + 10000):
             out.append(p)
     return out

@@ -17,6 +17,7 @@ import PackageDescription
 //   KilnHTTP         HTTP request/response, image handler, request gate, error mapping, URL signatures
 //   KilnOrigins      HTTP and S3 sources (libcurl), SigV4, the SSRF guard, one fetch per source
 //   KilnFastCGI      FastCGI records, record reader and connection (a product of its own for Fuzz/)
+//   KilnTracing      OpenTelemetry traces: trace context, sampler, OTLP/HTTP protobuf export (no HTTP serving)
 //   KilnServer       master (Supervisor decisions + I/O shell), worker, responder, scoreboard, metrics, logs
 //   KilnConfigFile   the TOML file and the layering of file, environment and flags (master and CLI only)
 //   KilnCommands     the ArgumentParser commands
@@ -88,6 +89,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        .package(url: "https://github.com/swift-otel/swift-w3c-trace-context", from: "1.0.0"),
     ],
     targets: [
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
@@ -143,8 +145,14 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "KilnFastCGI", dependencies: ["KilnPOSIX"]),
+        // OpenTelemetry traces: W3C trace context, the sampler, OTLP/HTTP protobuf, the bounded exporter.
+        .target(name: "KilnTracing", dependencies: [
+            "KilnModel", "KilnOrigins", "KilnPOSIX",
+            .product(name: "W3CTraceContext", package: "swift-w3c-trace-context"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .target(name: "KilnServer", dependencies: [
-            "KilnPipeline", "KilnHTTP", "KilnOrigins", "KilnFastCGI", "KilnCodecs", "KilnProcessing", "KilnModel", "KilnPOSIX",
+            "KilnPipeline", "KilnHTTP", "KilnOrigins", "KilnFastCGI", "KilnTracing", "KilnCodecs", "KilnProcessing", "KilnModel", "KilnPOSIX",
             "CKilnProcessShims",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
@@ -194,8 +202,11 @@ let package = Package(
             "KilnOrigins", "KilnPipeline", "KilnHTTP", "KilnModel", "KilnPOSIX", "KilnTestSupport",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        .testTarget(name: "KilnTracingTests", dependencies: [
+            "KilnTracing", "KilnModel", "KilnPOSIX", .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "KilnServerTests", dependencies: [
-            "KilnServer", "KilnHTTP", "KilnOrigins", "KilnFastCGI", "KilnConfigFile", "KilnPipeline", "KilnCodecs",
+            "KilnServer", "KilnTracing", "KilnHTTP", "KilnOrigins", "KilnFastCGI", "KilnConfigFile", "KilnPipeline", "KilnCodecs",
             "KilnProcessing", "KilnModel", "KilnPOSIX", "CKilnProcessShims", "KilnTestBytes",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "CoreMetrics", package: "swift-metrics"),

@@ -38,9 +38,12 @@ public final class ImageHandler: RequestHandling {
         pipeline.observer = observer
     }
 
-    /// Sweeps the disk cache when this worker wrote enough; called after the answer is sent.
-    public func afterResponse() {
+    /// Writes the shared store's results and sweeps the disk cache when this worker wrote enough;
+    /// called after the answer is sent. Returns the stages that ran (`store.write`).
+    @discardableResult
+    public func afterResponse() -> [Timeline.Interval] {
         pipeline.afterResponse()
+        return pipeline.takeLateIntervals()
     }
 
     /// Waits (at most 1 s: a replacement worker waits for this one to exit) for a disk cache sweep
@@ -92,8 +95,9 @@ public final class ImageHandler: RequestHandling {
             let accepted = FormatNegotiation(accept: request.headers[HeaderName.Request.accept], offered: http.autoFormats)
             do {
                 let result = try pipeline.image(for: imageRequest, accepted: accepted)
-                for phase in result.timeline.phases { timeline.add(phase) }
+                timeline.append(result.timeline)
                 response = self.response(for: result, imageRequest, provenance, request)
+                response.traceFacts = ImageHandler.traceFacts(of: result, imageRequest, provenance)
             } catch {
                 // A lookup lane's miss: the render workers answer it (no fallback, no error here).
                 if RenderHandOff.isHandOff(error) { return RenderHandOff.response(for: request) }
@@ -113,10 +117,25 @@ public final class ImageHandler: RequestHandling {
             response.cacheOutcome = mapped.outcome
             response.reason = mapped.logMessage
         }
+        if let outcome = response.cacheOutcome { response.traceFacts["kiln.cache"] = .string(outcome.headerValue) }
         response.timeline = timeline
         if http.serverTiming { response.headers.append((HeaderName.serverTiming, timeline.serverTimingHeader)) }
         if !http.timingAllowOrigin.isEmpty { response.headers.append((HeaderName.timingAllowOrigin, http.timingAllowOrigin)) }
         return response
+    }
+
+    /// The trace span's facts of an answer from the pipeline: the variant (the canonical request
+    /// and the result's digest), who wrote the URL, the sizes and the format.
+    static func traceFacts(of result: PipelineResult, _ request: ImageRequest, _ provenance: RequestGate.Provenance) -> TraceFacts {
+        var facts = TraceFacts()
+        facts["kiln.variant"] = .string(request.canonical)
+        facts["kiln.digest"] = .string(result.digest)
+        facts["kiln.source"] = .string(request.sourcePath)
+        facts["kiln.provenance"] = .string("\(provenance)")
+        if let bytes = result.sourceBytes { facts["kiln.source.bytes"] = .int(bytes) }
+        facts["kiln.output.bytes"] = .int(result.data.count)
+        facts["kiln.output.format"] = .string(result.format?.rawValue ?? result.document?.rawValue ?? "")
+        return facts
     }
 
     /// Whether the answer depends on `Accept` (the hints it depends on: `ClientHints.varyNames`): `f:auto` with formats to negotiate
@@ -156,7 +175,7 @@ public final class ImageHandler: RequestHandling {
             logger.warning("fallback image \(file.path) failed: \(ErrorMapping.map(error).logMessage)")
             return nil
         }
-        for phase in result.timeline.phases { timeline.add(phase) }
+        timeline.append(result.timeline)
         let failed = ErrorMapping.map(error)
         var response = self.response(for: result, imageRequest, provenance, request, fallback: kind)
         response.status = fallbacks.status(failed: failed.status)

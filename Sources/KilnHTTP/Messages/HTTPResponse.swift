@@ -14,6 +14,9 @@ public struct HTTPResponse: Sendable, Equatable {
     /// Where an image answer came from (the `X-Cache` header says the same): for metrics and the
     /// access line, typed.
     public var cacheOutcome: CacheOutcome?
+    /// Never sent: what the request's trace span says of the answer (the variant, the sizes;
+    /// `TraceFacts`).
+    public var traceFacts = TraceFacts()
 
     public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status
@@ -47,8 +50,10 @@ public struct HTTPResponse: Sendable, Equatable {
 /// Turns one request into one response. Workers call it once per FastCGI request, synchronously.
 public protocol RequestHandling {
     func handle(_ request: HTTPRequest) -> HTTPResponse
-    /// Housekeeping after the answer went out (the client is not kept waiting), e.g. a cache sweep.
-    func afterResponse()
+    /// Housekeeping after the answer went out (the client is not kept waiting), e.g. a cache sweep;
+    /// the stages it ran for the request (writes to the shared store), for its trace.
+    @discardableResult
+    func afterResponse() -> [Timeline.Interval]
     /// From now on, tell `observer` where each request is (a worker's `RequestMonitor`).
     func observe(with observer: any RenderObserving)
     /// Before the process exits: lets background housekeeping (a sweep) finish, boundedly.
@@ -56,7 +61,8 @@ public protocol RequestHandling {
 }
 
 extension RequestHandling {
-    public func afterResponse() {}
+    @discardableResult
+    public func afterResponse() -> [Timeline.Interval] { [] }
     public func finish() {}
     public func observe(with observer: any RenderObserving) {}
 }

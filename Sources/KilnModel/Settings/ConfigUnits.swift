@@ -90,6 +90,37 @@ public enum ConfigUnits {
     }
 
     static func trimmed(_ s: String) -> String { s.trimmingSpacesAndTabs() }
+
+    /// Comma-separated items, each trimmed and checked by `item`; empty text: none. Nil when an
+    /// item is empty or invalid.
+    public static func list<T>(_ raw: String, _ item: (String) -> T?) -> [T]? {
+        let text = raw.trimmingSpacesAndTabs()
+        guard !text.isEmpty else { return [] }
+        var out: [T] = []
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let value = item(part.trimmingSpacesAndTabs()) else { return nil }
+            out.append(value)
+        }
+        return out
+    }
+
+    /// `http://` (or `https://` with `httpsToo`) followed by a host, without spaces or control characters.
+    public static func isHTTPURL(_ s: String, httpsToo: Bool) -> Bool {
+        let rest: Substring
+        if s.hasPrefix("http://") { rest = s.dropFirst(7) } else if httpsToo && s.hasPrefix("https://") { rest = s.dropFirst(8) } else { return false }
+        return !rest.isEmpty && !rest.hasPrefix("/") && !s.unicodeScalars.contains { $0.value <= 0x20 || $0.value == 0x7F }
+    }
+
+    /// `Name: value` as a pair: a token name, a value without control characters.
+    public static func header(_ s: String) -> (String, String)? {
+        guard let colon = s.firstIndex(of: ":") else { return nil }
+        let name = String(s[..<colon])
+        let value = String(s[s.index(after: colon)...]).trimmingSpacesAndTabs()
+        let token = "!#$%&'*+-.^_`|~"
+        guard !name.isEmpty, name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || token.unicodeScalars.contains($0)) }),
+              !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return nil }
+        return (name, value)
+    }
 }
 
 extension Character {

@@ -1,7 +1,23 @@
 import KilnPOSIX
 
-/// Durations of the stages of one request (Nuke's per-task metrics), for `Server-Timing` and logs.
+/// Durations of the stages of one request (Nuke's per-task metrics), for `Server-Timing` and logs,
+/// and when each ran (`intervals`, monotonic nanoseconds), for traces: every `mark` is both.
 public struct Timeline: Sendable {
+    /// One stage as it ran: a trace's child span (`RequestTracer`). Phases add up by name; intervals
+    /// stay one per run (an encode retried by `max_bytes` is one interval).
+    public struct Interval: Sendable, Equatable {
+        public var name: String
+        /// Monotonic nanoseconds (`Timeline.now()`).
+        public var start: UInt64
+        public var end: UInt64
+
+        public init(name: String, start: UInt64, end: UInt64) {
+            self.name = name
+            self.start = start
+            self.end = max(start, end)
+        }
+    }
+
     public struct Phase: Sendable, Equatable {
         public var name: String
         public var milliseconds: Double
@@ -10,6 +26,7 @@ public struct Timeline: Sendable {
     }
 
     public private(set) var phases: [Phase] = []
+    public private(set) var intervals: [Interval] = []
     private var last: UInt64
 
     public init() { last = Timeline.now() }
@@ -23,7 +40,28 @@ public struct Timeline: Sendable {
     public mutating func mark(_ name: String) {
         let t = Timeline.now()
         add(name, milliseconds: Double(t - last) / 1_000_000)
+        intervals.append(Interval(name: name, start: last, end: t))
         last = t
+    }
+
+    /// Adds the phase `name` that ran from `start` to now (monotonic nanoseconds), measured apart
+    /// from the marks (which it does not move).
+    public mutating func record(_ name: String, since start: UInt64) {
+        let t = Timeline.now()
+        add(name, milliseconds: Double(t - min(t, start)) / 1_000_000)
+        intervals.append(Interval(name: name, start: start, end: t))
+    }
+
+    /// Adds the phases and intervals of `other` (a stage's own timeline).
+    public mutating func append(_ other: Timeline) {
+        for phase in other.phases { add(phase) }
+        intervals += other.intervals
+    }
+
+    /// Adds intervals measured elsewhere (the caches' reads and writes) for traces only: they
+    /// overlap the phases, so they stay out of `Server-Timing`.
+    public mutating func append(intervals more: [Interval]) {
+        intervals += more
     }
 
     /// Adds a phase measured elsewhere; phases of the same name add up.

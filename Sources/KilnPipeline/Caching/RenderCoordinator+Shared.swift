@@ -9,10 +9,11 @@ extension RenderCoordinator {
     /// told to `observer` (metrics).
     func lookUpShared(_ key: CacheKey, _ observer: (any RenderObserving)?) -> (CachedImage, CacheOutcome)? {
         guard let shared else { return nil }
-        let lookup = shared.lookUp(sharedKey(key))
+        let named = sharedKey(key)
+        let lookup = timed("store.read") { shared.lookUp(named) }
         observer?.sharedLookup(lookup)
         guard case .hit(let image) = lookup else { return nil }
-        if storesFinal { disk?.store(.image(image), for: key) }
+        if storesFinal, let disk { timed("cache.write") { disk.store(.image(image), for: key) } }
         memory[key] = image
         return (image, .hitShared)
     }
@@ -40,7 +41,9 @@ extension RenderCoordinator {
     @discardableResult
     public func flushShared(observer: (any RenderObserving)?) -> [SharedWrite] {
         guard let shared else { return [] }
+        let start = Timeline.now()
         let writes = shared.flush()
+        if !writes.isEmpty { intervals.append(Timeline.Interval(name: "store.write", start: start, end: Timeline.now())) }
         for write in writes { observer?.sharedWrite(write) }
         return writes
     }

@@ -69,6 +69,9 @@ public final class RenderCoordinator {
     /// at most once, when the shared store is reached; its key for the store once asked.
     var sourceDigest: (() -> String?)?
     var sharedKeyOfFetch: CacheKey?
+    /// The reads and writes of the current fetch (`cache.read`, `cache.write`, `store.read`), for
+    /// its trace (`takeIntervals`).
+    var intervals: [Timeline.Interval] = []
     /// Failures remembered by this process (hex → failure), so a bad URL costs no file read.
     var failures: [String: (failure: PipelineFailure, expires: Int64)] = [:]
     private static let failureMemoLimit = 512
@@ -137,6 +140,7 @@ public final class RenderCoordinator {
     public func fetch(_ key: CacheKey, source: CacheKey? = nil, observer: (any RenderObserving)? = nil,
                       sourceDigest: (() -> String?)? = nil,
                       render: () throws -> CachedImage) throws(PipelineFailure) -> (CachedImage, CacheOutcome) {
+        intervals.removeAll(keepingCapacity: true)
         if let image = memory[key] { return (image, .hitMemory) }
         self.sourceDigest = sourceDigest
         sharedKeyOfFetch = nil
@@ -197,8 +201,22 @@ public final class RenderCoordinator {
     /// Waits for a running background sweep (before the process exits); what it did.
     public func finishSweep(timeout: Double) -> SweepStats? { disk?.finishSweep(timeout: timeout) }
 
+    /// The intervals the last `fetch` recorded, handed over once.
+    public func takeIntervals() -> [Timeline.Interval] {
+        defer { intervals.removeAll(keepingCapacity: true) }
+        return intervals
+    }
+
+    /// Runs `body`, recording it as the interval `name` of the current fetch.
+    @discardableResult
+    func timed<T, E: Error>(_ name: String, _ body: () throws(E) -> T) throws(E) -> T {
+        let start = Timeline.now()
+        defer { intervals.append(Timeline.Interval(name: name, start: start, end: Timeline.now())) }
+        return try body()
+    }
+
     private func lookUp(_ key: CacheKey, in disk: any DataCaching, outcome: CacheOutcome) throws(PipelineFailure) -> (CachedImage, CacheOutcome)? {
-        switch disk.entry(for: key) {
+        switch timed("cache.read", { disk.entry(for: key) }) {
         case nil:
             return nil
         case .image(let image)?:
@@ -234,7 +252,7 @@ public final class RenderCoordinator {
             }
             throw failure.with(outcome: .miss)
         }
-        if storesFinal { disk?.store(.image(image), for: key) }
+        if storesFinal, let disk { timed("cache.write") { disk.store(.image(image), for: key) } }
         memory[key] = image
         if let shared { shared.enqueue(image, for: sharedKey(key)) }
         return (image, .miss)

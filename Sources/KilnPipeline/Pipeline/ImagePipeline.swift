@@ -58,6 +58,7 @@ public final class ImagePipeline {
                 var result = PipelineResult(image: CachedImage(rendered, sourcePath: request.sourcePath),
                                             outcome: .miss, timeline: rendered.timeline)
                 result.noteByteBudget(request, quality: rendered.quality)
+                result.sourceBytes = opened.identity.size
                 return result
             } catch {
                 throw PipelineFailure(error)
@@ -80,13 +81,15 @@ public final class ImagePipeline {
         }
         let elapsed = Double(Timeline.now() - started) / 1_000_000
         if let renderTimeline {
-            for phase in renderTimeline.phases { timeline.add(phase) }
+            timeline.append(renderTimeline)
             timeline.add("store", milliseconds: max(0, elapsed - renderTimeline.totalMilliseconds))
         } else {
-            timeline.add(outcome == .coalesced ? "wait" : "cache", milliseconds: elapsed)
+            timeline.record(outcome == .coalesced ? "wait" : "cache", since: started)
         }
+        timeline.append(intervals: cache.takeIntervals())
         var result = PipelineResult(image: image, outcome: outcome, timeline: timeline)
         result.noteByteBudget(request, quality: quality)
+        result.sourceBytes = opened.identity.size
         return result
     }
 

@@ -16,6 +16,8 @@ public struct PipelineResult: Sendable {
     public var fitsByteBudget: Bool?
     /// The quality the `max_bytes` search chose, when this request rendered the result (nil for hits).
     public var quality: Int?
+    /// Bytes of the source version the result was made from (a trace's `kiln.source.bytes`).
+    public var sourceBytes: Int?
 
     public var data: [UInt8] { image.data }
     /// The encoded format (nil only for an original, which the pipeline never answers with).

@@ -19,9 +19,17 @@ public protocol ImageProviding: AnyObject {
     /// After the answer was sent: writes for the shared store, a sweep of the disk cache.
     @discardableResult
     func afterResponse() -> SweepStats?
+    /// The stages `afterResponse` ran (`store.write`), for the request's trace, handed over once.
+    func takeLateIntervals() -> [Timeline.Interval]
     /// Before the process exits: waits up to `timeout` seconds for a sweep.
     @discardableResult
     func finish(timeout: Double) -> SweepStats?
 }
 
-extension ImagePipeline: ImageProviding {}
+extension ImageProviding {
+    public func takeLateIntervals() -> [Timeline.Interval] { [] }
+}
+
+extension ImagePipeline: ImageProviding {
+    public func takeLateIntervals() -> [Timeline.Interval] { cache?.takeIntervals() ?? [] }
+}

@@ -75,6 +75,9 @@ public enum MetricCatalog {
     public static let sharedReads = "kiln_shared_cache_reads_total"
     public static let sharedWrites = "kiln_shared_cache_writes_total"
     public static let sharedWrittenBytes = "kiln_shared_cache_written_bytes_total"
+    public static let traceSpans = "kiln_trace_spans_total"
+    /// `kiln_trace_spans_total`'s results.
+    public static let traceSpanResults = ["exported", "dropped", "failed"]
     /// `kiln_cache_requests_total`'s outcomes.
     public static let outcomes = ["hit_memory", "hit_disk", "hit_shared", "miss", "coalesced", "negative"]
     /// `kiln_shared_cache_reads_total`'s results (`SharedLookup.label`).
@@ -115,6 +118,8 @@ public enum MetricCatalog {
         (sharedWrites, "results written to the shared result store after the answer; skipped: over cache.shared_max_bytes or after a recent failure",
          .counter, "result", sharedWriteResults),
         (sharedWrittenBytes, "body bytes written to the shared result store", .counter, nil, [""]),
+        (traceSpans, "spans of sampled requests ([tracing]) by fate: exported to the collector; dropped: the queue (tracing.queue_size) was full; failed: the export failed or timed out",
+         .counter, "result", traceSpanResults),
     ])
 
     /// What the master knows itself.

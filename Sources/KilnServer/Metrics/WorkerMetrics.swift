@@ -7,7 +7,7 @@ import KilnModel
 /// What a worker counts per request, through swift-metrics (`Counter`, `Timer`) on a backend that
 /// writes into its scoreboard slot (`ScoreboardMetricsFactory`). The master adds the slots up.
 /// The metric objects are made once, at start; recording is a few relaxed atomic adds.
-public final class WorkerMetrics {
+public final class WorkerMetrics: Sendable {
     private let requests: [String: Counter]
     private let outcomes: [String: Counter]
     private let renders: Counter
@@ -29,6 +29,7 @@ public final class WorkerMetrics {
     private let sharedReads: [String: Counter]
     private let sharedWrites: [String: Counter]
     private let sharedWrittenBytes: Counter
+    private let traceSpans: [String: Counter]
 
     public init(factory: MetricsFactory) {
         typealias C = MetricCatalog
@@ -61,6 +62,7 @@ public final class WorkerMetrics {
         sharedReads = counters(C.sharedReads, "result", C.sharedReadResults)
         sharedWrites = counters(C.sharedWrites, "result", C.sharedWriteResults)
         sharedWrittenBytes = counter(C.sharedWrittenBytes)
+        traceSpans = counters(C.traceSpans, "result", C.traceSpanResults)
     }
 
     /// The shared result store was looked up.
@@ -69,6 +71,14 @@ public final class WorkerMetrics {
     }
 
     /// A result was written to the shared result store (or not).
+    /// Spans the trace exporter sent, dropped (queue full) or lost (a failed export); called from
+    /// the exporter's thread too (the cells are atomic).
+    public func traceSpans(exported: Int, dropped: Int, failed: Int) {
+        for (result, n) in [("exported", exported), ("dropped", dropped), ("failed", failed)] where n > 0 {
+            traceSpans[result]?.increment(by: Int64(n))
+        }
+    }
+
     public func sharedWrite(_ write: SharedWrite) {
         sharedWrites[write.label]?.increment()
         if case .written(let bytes) = write, bytes > 0 { sharedWrittenBytes.increment(by: Int64(bytes)) }

@@ -5,6 +5,7 @@ import Glibc
 import KilnPOSIX
 import KilnCodecs
 import KilnModel
+import KilnTracing
 import Logging
 
 /// Builds the request handler of a worker from its validated settings (built once per process).
@@ -131,6 +132,11 @@ public struct Worker {
         responder.peerAccess = peerAccess
         responder.redaction = settings.security.urlSignature
         handler.observe(with: monitor)
+        let exporter = Worker.startTracing(settings.tracing, slot: scoreboardSlot, metrics: metrics, logger: logger)
+        defer { exporter?.shutdown(timeout: min(settings.tracing.exportTimeout, Worker.traceFlushLimit)) }
+        if let exporter {
+            responder.tracer = RequestTracer(exporter: exporter, sampler: settings.tracing.sampler, workerSlot: scoreboardSlot)
+        }
         logger.debug("worker ready")
         var recycle: Int?
         let policy = RecyclePolicy(maxRequests: configuration.maxRequests, maxMemory: maxWorkerMemory)
@@ -161,6 +167,16 @@ public struct Worker {
             return ExitStatus.failure
         }
         return ExitStatus.ok
+    }
+
+    /// The most a stopping worker waits for its last traces to be sent.
+    static let traceFlushLimit = 2.0
+
+    /// The trace exporter of `tracing` (nil: off), counting into `metrics`.
+    static func startTracing(_ tracing: TracingConfiguration, slot: Int?, metrics: WorkerMetrics?, logger: Logger) -> SpanExporter? {
+        SpanExporter.start(tracing, resource: RequestTracer.resource(serviceName: tracing.serviceName), logger: logger) { change in
+            metrics?.traceSpans(exported: change.exported, dropped: change.dropped, failed: change.failed)
+        }
     }
 
     /// After a stop signal: answers the connections already queued on the listening socket, unless

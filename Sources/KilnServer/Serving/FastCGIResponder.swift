@@ -31,6 +31,8 @@ public final class FastCGIResponder {
     /// The signing settings whose signatures the scoreboard (status page, slow log) never shows
     /// (`URLSignature.redacted`); nil: URIs as received.
     public var redaction: URLSignature?
+    /// `[tracing]`: each sampled request's spans (nil: tracing off).
+    public var tracer: RequestTracer?
     /// Connections closed for `peerAccess`'s allow-list.
     public let refusals = PeerRefusals(listener: "main")
 
@@ -146,6 +148,8 @@ public final class FastCGIResponder {
             let httpRequest = HTTPRequest(fastCGIParams: request.params, nonUTF8: request.nonUTF8Params)
             let started = MonotonicClock.nanoseconds()
             let requestID = accessLog.requestID(for: httpRequest)
+            let trace = tracer?.begin(httpRequest, requestID: requestID)
+            var traced: (response: HTTPResponse, bytes: Int, answered: UInt64)?
             let failed = RequestContext.with(requestID: requestID) { () -> Int32? in
                 monitor?.begin(uri: redaction?.redacted(httpRequest.uri) ?? httpRequest.uri, requestID: requestID,
                                connectionFD: connection.fd)
@@ -167,13 +171,19 @@ public final class FastCGIResponder {
                     logger.debug("client went away while writing \(response.status) for \(httpRequest.uri): \(Errno.text(failed))")
                 }
                 let bytes = failed == nil ? AccessLog.bodyBytes(response, method: httpRequest.method) : 0
+                let answered = MonotonicClock.nanoseconds()
                 accessLog.write(httpRequest, response, bytes: bytes,
-                                milliseconds: Double(MonotonicClock.nanoseconds() - started) / 1_000_000, logger: logger)
+                                milliseconds: Double(answered - started) / 1_000_000, logger: logger)
+                if trace != nil { traced = (response, bytes, answered) }
                 return failed
             }
             let keep = request.keepConnection && failed == nil
             if !keep { connection.close() }
-            handler.afterResponse()
+            let late = handler.afterResponse()
+            if let trace, let tracer, let traced {
+                tracer.end(trace, httpRequest, traced.response, uri: redaction?.redacted(httpRequest.uri) ?? httpRequest.uri,
+                           bytes: traced.bytes, requestID: requestID, answered: traced.answered, late: late)
+            }
             requestCount += 1
             if maxRequests > 0 && requestCount >= maxRequests {
                 connection.close()

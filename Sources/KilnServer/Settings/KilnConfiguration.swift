@@ -5,6 +5,7 @@ import KilnProcessing
 import KilnHTTP
 import KilnOrigins
 import KilnPOSIX
+import KilnTracing
 
 /// Every setting of Kiln, typed: one value per section, read from the layered raw values
 /// (`ConfigurationLoader`) and validated together. The master builds it at start and on SIGHUP;
@@ -29,6 +30,7 @@ public struct KilnConfiguration: Sendable, Equatable {
     public var shared = SharedStoreConfiguration()
     public var debug = DebugConfiguration()
     public var purge = PurgeConfiguration()
+    public var tracing = TracingConfiguration()
 
     /// Every declared key, in the order of docs/configuration.md's table: the unknown-key check, the help,
     /// `kiln config dump`, the table and `kiln.example.toml` all come from here.
@@ -37,7 +39,7 @@ public struct KilnConfiguration: Sendable, Equatable {
             + LimitsConfiguration.settings + WorkerLimitsConfiguration.settings + AllowListConfiguration.settings
             + SecurityConfiguration.settings + AdapterConfiguration.settings + HTTPConfiguration.settings + FallbackConfiguration.settings + OutputConfiguration.settings
             + CacheConfiguration.settings + SharedStoreConfiguration.settings + PurgeConfiguration.settings
-            + DebugConfiguration.settings,
+            + TracingConfiguration.settings + DebugConfiguration.settings,
         freeSections: [PresetConfiguration.section, WatermarkConfiguration.section])
 
     /// Every default.
@@ -67,6 +69,7 @@ public struct KilnConfiguration: Sendable, Equatable {
         shared = try SharedStoreConfiguration(values)
         debug = try DebugConfiguration(values)
         purge = try PurgeConfiguration(values)
+        tracing = try TracingConfiguration(values)
     }
 
     /// The URL adapters switched on, with the HTTP origins an absolute source URL may name (an

@@ -27,25 +27,25 @@ public struct PurgeConfiguration: ConfigSection, Equatable {
             "purge.hosts", default: [], type: "address list",
             expected: "status sockets of the fleet's hosts separated by commas, such as 10.0.0.5:9001,10.0.0.6:9001 or unix:/run/kiln/kiln-status.sock",
             doc: "the status sockets (`server.status_listen`) of every host of the fleet: `kiln cache purge --source` asks each master to drop the source from its disk and its workers' memory (with this host's `server.peer_secret`)",
-            parse: { PurgeConfiguration.list($0) { try? ListenAddress(parsing: $0) } },
+            parse: { ConfigUnits.list($0) { try? ListenAddress(parsing: $0) } },
             format: { $0.map(\.description).joined(separator: ",") })
         public static let varnish = Setting<[String]>.custom(
             "purge.varnish", default: [], type: "URL list",
             expected: "http://host:port addresses separated by commas",
             doc: "edge caches that `kiln cache purge --source` sends `PURGE /` with the header `xkey: kiln-src-<tag>` (Varnish with vmod-xkey)",
-            parse: { PurgeConfiguration.list($0) { PurgeConfiguration.isHTTPURL($0, httpsToo: false) ? $0 : nil } },
+            parse: { ConfigUnits.list($0) { ConfigUnits.isHTTPURL($0, httpsToo: false) ? $0 : nil } },
             format: { $0.joined(separator: ",") })
         public static let hooks = Setting<[String]>.custom(
             "purge.hooks", default: [], type: "URL list",
             expected: "http:// or https:// URL templates separated by commas, with {tag} and {path}",
             doc: "URLs `kiln cache purge --source` POSTs to (a CDN's purge API): `{tag}` becomes the source's tag (`kiln-src-<hex>`), `{path}` the source path percent-encoded",
-            parse: { PurgeConfiguration.list($0) { PurgeConfiguration.isHTTPURL($0, httpsToo: true) ? $0 : nil } },
+            parse: { ConfigUnits.list($0) { ConfigUnits.isHTTPURL($0, httpsToo: true) ? $0 : nil } },
             format: { $0.joined(separator: ",") })
         public static let hookHeaders = Setting<[String]>.custom(
             "purge.hook_headers", default: [], type: "header list",
             expected: "`Name: value` headers separated by commas",
             doc: "headers of every hook request, such as `Authorization: Bearer <token>` (prefer `KILN_PURGE_HOOK_HEADERS` for tokens)",
-            parse: { PurgeConfiguration.list($0) { PurgeConfiguration.header($0) != nil ? $0 : nil } },
+            parse: { ConfigUnits.list($0) { ConfigUnits.header($0) != nil ? $0 : nil } },
             format: { $0.joined(separator: ",") }).secret()
         public static let hookBody = Setting.text(
             "purge.hook_body", default: "", expected: "one line, with {tag} and {path}",
@@ -77,36 +77,5 @@ public struct PurgeConfiguration: ConfigSection, Equatable {
     public var hasTargets: Bool { !hosts.isEmpty || !varnish.isEmpty || !hooks.isEmpty }
 
     /// `hook_headers` as pairs.
-    public var headerPairs: [(String, String)] { hookHeaders.compactMap(PurgeConfiguration.header) }
-
-    /// Comma-separated items, each trimmed and checked by `item`; empty text: none. Nil when an
-    /// item is empty or invalid.
-    static func list<T>(_ raw: String, _ item: (String) -> T?) -> [T]? {
-        let text = raw.trimmingSpacesAndTabs()
-        guard !text.isEmpty else { return [] }
-        var out: [T] = []
-        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-            guard let value = item(part.trimmingSpacesAndTabs()) else { return nil }
-            out.append(value)
-        }
-        return out
-    }
-
-    /// `http://` (or `https://` with `httpsToo`) followed by a host, without spaces or control characters.
-    static func isHTTPURL(_ s: String, httpsToo: Bool) -> Bool {
-        let rest: Substring
-        if s.hasPrefix("http://") { rest = s.dropFirst(7) } else if httpsToo && s.hasPrefix("https://") { rest = s.dropFirst(8) } else { return false }
-        return !rest.isEmpty && !rest.hasPrefix("/") && !s.unicodeScalars.contains { $0.value <= 0x20 || $0.value == 0x7F }
-    }
-
-    /// `Name: value` as a pair: a token name, a value without control characters.
-    static func header(_ s: String) -> (String, String)? {
-        guard let colon = s.firstIndex(of: ":") else { return nil }
-        let name = String(s[..<colon])
-        let value = String(s[s.index(after: colon)...]).trimmingSpacesAndTabs()
-        let token = "!#$%&'*+-.^_`|~"
-        guard !name.isEmpty, name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || token.unicodeScalars.contains($0)) }),
-              !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return nil }
-        return (name, value)
-    }
+    public var headerPairs: [(String, String)] { hookHeaders.compactMap(ConfigUnits.header) }
 }

@@ -69,8 +69,9 @@ public final class RequestTracer {
         }
         var facts = TraceFacts()
         facts["http.request.method"] = .string(request.method)
+        // The path only: a query may carry an adapter's signature or token (imgix `s=`), which a
+        // trace backend is no place for.
         facts["url.path"] = .string(String(uri.prefix { $0 != "?" }))
-        if let q = uri.firstIndex(of: "?") { facts["url.query"] = .string(String(uri[uri.index(after: q)...])) }
         facts["http.response.status_code"] = .int(response.status)
         facts["http.response.body.size"] = .int(bytes)
         facts["kiln.request_id"] = .string(requestID)

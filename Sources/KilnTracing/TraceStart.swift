@@ -22,20 +22,29 @@ public struct TraceStart: Sendable, Equatable {
     /// one, so logs and traces share it; otherwise the id is new.
     public static func begin(traceparent: String?, tracestate: String?, requestID: String? = nil,
                              sampler: TraceSampler) -> TraceStart {
-        let spanID = TraceStart.bytes(SpanID.random())
+        var system = SystemRandomNumberGenerator()
+        return begin(traceparent: traceparent, tracestate: tracestate, requestID: requestID, sampler: sampler, using: &system)
+    }
+
+    /// `begin`, with ids from `generator`.
+    public static func begin(traceparent: String?, tracestate: String?, requestID: String? = nil, sampler: TraceSampler,
+                             using generator: inout some RandomNumberGenerator) -> TraceStart {
+        let spanID = TraceStart.bytes(SpanID.random(using: &generator))
         if let traceparent, let parent = try? TraceContext(traceParentHeaderValue: traceparent, traceStateHeaderValue: tracestate) {
             let traceID = TraceStart.bytes(parent.traceID)
             return TraceStart(traceID: traceID, parentSpanID: TraceStart.bytes(parent.spanID),
                               traceState: parent.traceStateHeaderValue ?? "", spanID: spanID,
                               sampled: sampler.samples(traceID: traceID, parentSampled: parent.flags.contains(.sampled)))
         }
-        let traceID = requestID.flatMap(TraceStart.traceID(hex:)) ?? TraceStart.bytes(TraceID.random())
+        let traceID = requestID.flatMap(TraceStart.traceID(hex:)) ?? TraceStart.bytes(TraceID.random(using: &generator))
         return TraceStart(traceID: traceID, parentSpanID: [], traceState: "", spanID: spanID,
                           sampled: sampler.samples(traceID: traceID, parentSampled: nil))
     }
 
     /// A new span id for a child of this trace.
-    public static func newSpanID() -> [UInt8] { bytes(SpanID.random()) }
+    public static func newSpanID(using generator: inout some RandomNumberGenerator) -> [UInt8] {
+        bytes(SpanID.random(using: &generator))
+    }
 
     /// `traceparent` for this request's span (`00-<trace>-<span>-<flags>`), e.g. for an answer's log.
     public var traceparent: String {

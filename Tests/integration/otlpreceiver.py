@@ -37,7 +37,7 @@ def _value(v):
 
 
 class Receiver:
-    def __init__(self):
+    def __init__(self, decode: bool = True):
         self.spans: list[Span] = []
         self.requests: list[dict] = []  # headers and size of every POST
         self.lock = threading.Lock()
@@ -65,7 +65,7 @@ class Receiver:
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
-                request = ExportTraceServiceRequest.FromString(body)
+                request = ExportTraceServiceRequest.FromString(body) if decode else ExportTraceServiceRequest()
                 spans = []
                 for rs in request.resource_spans:
                     resource = {a.key: _value(a.value) for a in rs.resource.attributes}

@@ -97,7 +97,7 @@ public final class ImageHandler: RequestHandling {
                 let result = try pipeline.image(for: imageRequest, accepted: accepted)
                 timeline.append(result.timeline)
                 response = self.response(for: result, imageRequest, provenance, request)
-                response.traceFacts = ImageHandler.traceFacts(of: result, imageRequest, provenance)
+                if request.isTraced { response.traceFacts = ImageHandler.traceFacts(of: result, imageRequest, provenance) }
             } catch {
                 // A lookup lane's miss: the render workers answer it (no fallback, no error here).
                 if RenderHandOff.isHandOff(error) { return RenderHandOff.response(for: request) }

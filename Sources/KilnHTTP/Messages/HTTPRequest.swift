@@ -22,6 +22,9 @@ public struct HTTPRequest: Sendable, Equatable {
     /// UTF-8: the Strings hold U+FFFD there, which two different paths would share, so such a
     /// request is refused (400) before anything is looked up.
     public var pathIsUTF8: Bool
+    /// The worker records a trace of this request (`[tracing]`, sampled): handlers fill
+    /// `HTTPResponse.traceFacts` only then. Set by the responder, never from the request.
+    public var isTraced = false
 
     /// The FastCGI param nginx sets to `1` for trusted requests.
     public static let trustedParam = "KILN_TRUSTED"

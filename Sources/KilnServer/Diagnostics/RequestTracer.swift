@@ -27,6 +27,8 @@ public final class RequestTracer {
     let sampler: TraceSampler
     /// What every request span says of this worker (`kiln.worker`).
     let worker: TraceFacts
+    /// Trace and span ids (the request thread's only).
+    var ids = SpanIDGenerator()
 
     public init(exporter: any SpanExporting, sampler: TraceSampler, workerSlot: Int?) {
         self.exporter = exporter
@@ -53,7 +55,7 @@ public final class RequestTracer {
     /// The trace of `request` (whose id is `requestID`), nil when it is not sampled (nothing more is recorded for it).
     public func begin(_ request: HTTPRequest, requestID: String) -> Trace? {
         let start = TraceStart.begin(traceparent: request.headers["traceparent"], tracestate: request.headers["tracestate"],
-                                     requestID: requestID, sampler: sampler)
+                                     requestID: requestID, sampler: sampler, using: &ids)
         guard start.sampled else { return nil }
         return Trace(start: start, wallAnchor: WallClock.nanoseconds(), monotonicAnchor: MonotonicClock.nanoseconds())
     }
@@ -83,7 +85,7 @@ public final class RequestTracer {
                                 start: unix(trace.monotonicAnchor), end: unix(answered), attributes: facts, status: status,
                                 remoteParent: start.hasRemoteParent)]
         for interval in (response.timeline?.intervals ?? []) + late {
-            spans.append(SpanRecord(traceID: start.traceID, spanID: TraceStart.newSpanID(), parentSpanID: start.spanID,
+            spans.append(SpanRecord(traceID: start.traceID, spanID: TraceStart.newSpanID(using: &ids), parentSpanID: start.spanID,
                                     traceState: start.traceState, name: interval.name, kind: .internal,
                                     start: unix(interval.start), end: unix(interval.end)))
         }

@@ -145,10 +145,11 @@ public final class FastCGIResponder {
                 connection.close(linger: next == .end(.refused))
                 return false
             }
-            let httpRequest = HTTPRequest(fastCGIParams: request.params, nonUTF8: request.nonUTF8Params)
+            var httpRequest = HTTPRequest(fastCGIParams: request.params, nonUTF8: request.nonUTF8Params)
             let started = MonotonicClock.nanoseconds()
             let requestID = accessLog.requestID(for: httpRequest)
             let trace = tracer?.begin(httpRequest, requestID: requestID)
+            httpRequest.isTraced = trace != nil
             var traced: (response: HTTPResponse, bytes: Int, answered: UInt64)?
             let failed = RequestContext.with(requestID: requestID) { () -> Int32? in
                 monitor?.begin(uri: redaction?.redacted(httpRequest.uri) ?? httpRequest.uri, requestID: requestID,

@@ -232,7 +232,12 @@ def test_a_hanging_receiver_costs_requests_nothing(make_stack, receiver, disk):
     print(f"\n40 hits with the collector hanging: median {statistics.median(times) * 1000:.2f} ms, "
           f"max {max(times) * 1000:.2f} ms; {dropped:.0f} spans dropped")
     receiver.release()
-    # Released, the held export completes and the worker goes on exporting.
+    # Released, the held export completes and the thread sends what the queue held (a second
+    # POST: the queue was emptied when it was taken); the worker then goes on exporting.
+    deadline = time.monotonic() + 20
+    while len(receiver.requests) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert len(receiver.requests) >= 2, receiver.requests
     t = new_trace_id()
     assert client.get(path, headers={"traceparent": traceparent(t)}).status == 200
     assert receiver.wait_trace(t), "exports did not resume after the collector came back"

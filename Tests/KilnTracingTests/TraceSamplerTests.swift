@@ -54,7 +54,10 @@ import Testing
         let unsampled = TraceStart.begin(traceparent: String(parent.dropLast(2)) + "00", tracestate: nil, sampler: TraceSampler(ratio: 1))
         #expect(!unsampled.sampled)
 
-        for bad in ["", "garbage", "00-00000000000000000000000000000000-b7ad6b7169203331-01",
+        let hostile = [String(repeating: "0", count: 100_000), "00-\u{301}0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+                       "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-" + String(repeating: "é", count: 5000),
+                       "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b71692033\u{0}1-01"]
+        for bad in hostile + ["", "garbage", "00-00000000000000000000000000000000-b7ad6b7169203331-01",
                     "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01", "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01x"] {
             let fresh = TraceStart.begin(traceparent: bad, tracestate: nil, sampler: TraceSampler(ratio: 1))
             #expect(fresh.parentSpanID.isEmpty, "\(bad)")

@@ -241,6 +241,11 @@ int kiln_fetch(const kiln_fetch_request *request, kiln_fetch_result *result) {
     curl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, request->connect_timeout_ms);
     curl.easy_setopt(h, CURLOPT_TIMEOUT_MS, request->timeout_ms);
     curl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    /* A name lookup still running when the transfer times out (the threaded resolver, glibc
+     * waiting on DNS servers that do not answer: 2 x 5 s by default) is left to finish on its
+     * own thread instead of being waited for, so fetch_timeout holds (libcurl 7.87+, Debian 12
+     * has 7.88; older ones refuse the option and keep waiting). */
+    curl.easy_setopt(h, CURLOPT_QUICK_EXIT, 1L);
     curl.easy_setopt(h, CURLOPT_PROXY, "");
     curl.easy_setopt(h, CURLOPT_USERAGENT, "kiln");
     curl.easy_setopt(h, CURLOPT_ERRORBUFFER, error);

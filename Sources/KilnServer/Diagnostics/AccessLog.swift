@@ -16,11 +16,9 @@ import Synchronization
 /// detail (which only the log gets). 5xx lines are at `error` and written even when
 /// `log.access = off`; every other line is at `info`.
 ///
-/// Tracing seam: `stage_ms` is the request's `Timeline` (the same phases as `Server-Timing`). An
-/// OpenTelemetry tracer would hook in at `write`: one span per request from `started` to now,
-/// named by method and route, with `request_id` as an attribute (or the trace id taken from a
-/// `traceparent` header in `HTTPRequest.headers`), and one child span per timeline phase. Nothing
-/// else needs to change.
+/// Traces: `stage_ms` is the request's `Timeline` (the same phases as `Server-Timing`); the
+/// OpenTelemetry spans of a sampled request (`RequestTracer`, docs/tracing.md) come from the same
+/// timeline's intervals, and their trace id is the request id when no `traceparent` came.
 public struct AccessLog: Sendable {
     /// `log.access`: write a line for every request at `info`.
     public var enabled: Bool
